@@ -1,0 +1,54 @@
+package com.retrysafe.orders.db;
+
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import jakarta.inject.Singleton;
+
+import org.jboss.logging.Logger;
+
+import com.retrysafe.orders.idempotency.IdempotencyConfig;
+
+import io.quarkus.reactive.pg.client.PgPoolCreator;
+import io.vertx.pgclient.PgBuilder;
+import io.vertx.pgclient.PgConnectOptions;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.PoolOptions;
+
+/**
+ * Builds the reactive pool so that no database interaction can wait without bound: connecting,
+ * waiting for a free connection and every statement on the server are all limited by
+ * {@code idempotency.db-timeout}. The server-side {@code statement_timeout} matters most: a
+ * statement it cancels aborts its transaction, so a timed-out request never commits later.
+ */
+@Singleton
+public class BoundedPgPoolCreator implements PgPoolCreator {
+
+    private static final Logger LOG = Logger.getLogger(BoundedPgPoolCreator.class);
+
+    private final IdempotencyConfig config;
+
+    public BoundedPgPoolCreator(IdempotencyConfig config) {
+        this.config = config;
+    }
+
+    @Override
+    public Pool create(Input input) {
+        int timeoutMillis = (int) Math.min(Integer.MAX_VALUE, config.dbTimeout().toMillis());
+        for (PgConnectOptions options : input.pgConnectOptionsList()) {
+            options.addProperty("statement_timeout", Integer.toString(timeoutMillis));
+            options.addProperty("application_name", "order-service");
+            options.setConnectTimeout(timeoutMillis);
+        }
+        PoolOptions poolOptions = input.poolOptions()
+                .setConnectionTimeout(timeoutMillis)
+                .setConnectionTimeoutUnit(TimeUnit.MILLISECONDS);
+        LOG.infof("Reactive pool: max %d connections, statement/connect/acquire timeout %d ms",
+                poolOptions.getMaxSize(), timeoutMillis);
+        return PgBuilder.pool()
+                .with(poolOptions)
+                .connectingTo(List.copyOf(input.pgConnectOptionsList()))
+                .using(input.vertx())
+                .build();
+    }
+}

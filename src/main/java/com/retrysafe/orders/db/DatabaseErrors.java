@@ -1,0 +1,93 @@
+package com.retrysafe.orders.db;
+
+import java.io.IOException;
+import java.util.concurrent.TimeoutException;
+
+import io.vertx.core.VertxException;
+import io.vertx.pgclient.PgException;
+
+/**
+ * Tells a passing database failure (worth a 503 and a retry with the same key) from a bug.
+ * Every transaction rolls back either way, so neither leaves anything half-written.
+ */
+public final class DatabaseErrors {
+
+    /** statement_timeout fired: the server cancelled the statement. */
+    public static final String QUERY_CANCELED = "57014";
+    /** lock_timeout fired while waiting for a row or a transaction. */
+    public static final String LOCK_NOT_AVAILABLE = "55P03";
+
+    private DatabaseErrors() {
+    }
+
+    public static boolean isTransient(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof DatabaseTimeoutException) {
+                return true;
+            }
+            if (t instanceof PgException pg) {
+                return isTransientState(pg.getSqlState());
+            }
+            if (t instanceof IOException
+                    || t instanceof TimeoutException
+                    || t instanceof io.smallrye.mutiny.TimeoutException
+                    || t instanceof io.vertx.sqlclient.ClosedConnectionException
+                    || t instanceof io.netty.channel.ConnectTimeoutException) {
+                return true;
+            }
+            if (t instanceof VertxException vertx && isConnectionTrouble(vertx.getMessage())) {
+                return true;
+            }
+            if (t.getCause() == t) {
+                break;
+            }
+        }
+        return false;
+    }
+
+    public static boolean hasSqlState(Throwable failure, String sqlState) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof PgException pg) {
+                return sqlState.equals(pg.getSqlState());
+            }
+            if (t.getCause() == t) {
+                break;
+            }
+        }
+        return false;
+    }
+
+    /** A short, safe description for logs: the SQLSTATE or the failure's kind, never SQL text. */
+    public static String describe(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof PgException pg) {
+                return "SQLSTATE " + pg.getSqlState() + " (" + pg.getErrorMessage() + ")";
+            }
+            if (t.getCause() == null || t.getCause() == t) {
+                return t.getClass().getSimpleName() + ": " + t.getMessage();
+            }
+        }
+        return String.valueOf(failure);
+    }
+
+    private static boolean isTransientState(String state) {
+        if (state == null) {
+            return true;
+        }
+        return state.startsWith("08") // connection exception
+                || state.startsWith("40") // serialization failure, deadlock
+                || state.startsWith("53") // insufficient resources
+                || state.startsWith("57") // cancelled (statement_timeout), admin shutdown, cannot connect now
+                || state.startsWith("58") // system error (I/O)
+                || state.equals(LOCK_NOT_AVAILABLE);
+    }
+
+    private static boolean isConnectionTrouble(String message) {
+        if (message == null) {
+            return false;
+        }
+        String lower = message.toLowerCase(java.util.Locale.ROOT);
+        return lower.contains("connection") || lower.contains("closed") || lower.contains("timeout")
+                || lower.contains("timed out");
+    }
+}

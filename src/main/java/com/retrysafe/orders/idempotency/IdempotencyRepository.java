@@ -1,0 +1,129 @@
+package com.retrysafe.orders.idempotency;
+
+import java.time.Duration;
+
+import jakarta.enterprise.context.ApplicationScoped;
+
+import com.retrysafe.orders.db.DatabaseErrors;
+
+import io.smallrye.mutiny.Uni;
+import io.vertx.mutiny.sqlclient.Row;
+import io.vertx.mutiny.sqlclient.RowIterator;
+import io.vertx.mutiny.sqlclient.SqlClient;
+import io.vertx.mutiny.sqlclient.SqlConnection;
+import io.vertx.mutiny.sqlclient.Tuple;
+
+/** The {@code idempotency_record} table. Every method takes the client it runs on. */
+@ApplicationScoped
+public class IdempotencyRepository {
+
+    private static final String FIND_LIVE = """
+            SELECT id, request_hash, status, http_status, response_json::text AS response_json,
+                   response_location, resource_id
+              FROM idempotency_record
+             WHERE owner_id = $1 AND operation = $2 AND idempotency_key = $3
+               AND expires_at > now()
+            """;
+
+    /*
+     * Claims the key in one statement: a new row, or the takeover of an expired one. A live row
+     * is left as it is and nothing is returned. If another transaction holds the key uncommitted,
+     * this waits on the unique index until that one ends (bounded by lock_timeout), then sees its
+     * outcome.
+     */
+    private static final String CLAIM = """
+            INSERT INTO idempotency_record (owner_id, operation, idempotency_key, request_hash, status, expires_at)
+            VALUES ($1, $2, $3, $4, 'PROCESSING', now() + $5 * interval '1 millisecond')
+            ON CONFLICT (owner_id, operation, idempotency_key) DO UPDATE
+               SET request_hash = EXCLUDED.request_hash,
+                   status = 'PROCESSING',
+                   http_status = NULL,
+                   response_json = NULL,
+                   response_location = NULL,
+                   resource_id = NULL,
+                   created_at = now(),
+                   updated_at = now(),
+                   expires_at = EXCLUDED.expires_at
+             WHERE idempotency_record.expires_at <= now()
+            RETURNING id
+            """;
+
+    private static final String COMPLETE = """
+            UPDATE idempotency_record
+               SET status = $2, http_status = $3, response_json = $4::text::jsonb,
+                   response_location = $5, resource_id = $6, updated_at = now()
+             WHERE id = $1 AND status = 'PROCESSING'
+            """;
+
+    /* SKIP LOCKED: replicas running the job at once take different rows instead of queueing. */
+    private static final String DELETE_EXPIRED_BATCH = """
+            DELETE FROM idempotency_record
+             WHERE id IN (SELECT id
+                            FROM idempotency_record
+                           WHERE expires_at <= now()
+                           ORDER BY expires_at
+                           LIMIT $1
+                           FOR UPDATE SKIP LOCKED)
+            """;
+
+    public Uni<IdempotencyRecord> findLive(SqlClient client, IdempotentRequest request) {
+        return client.preparedQuery(FIND_LIVE)
+                .execute(Tuple.of(request.ownerId(), request.operation().name(), request.key().value()))
+                .map(rows -> {
+                    RowIterator<Row> iterator = rows.iterator();
+                    return iterator.hasNext() ? IdempotencyRecord.from(iterator.next()) : null;
+                });
+    }
+
+    /**
+     * Claims the key inside the caller's transaction. Emits the record id when this request now
+     * owns the key, {@code null} when a live record exists, and fails with
+     * {@link InFlightWaitExpired} when another request held the key longer than {@code wait}.
+     */
+    public Uni<Long> claim(SqlConnection tx, IdempotentRequest request, Duration retention, Duration wait) {
+        // The three statements are pipelined on the connection: one round trip. The lock_timeout
+        // bounds only the claim's wait for a concurrent holder of the same key; the business
+        // statements after it are bounded by statement_timeout alone.
+        Uni<?> boundWait = tx.query("SET LOCAL lock_timeout = '" + Math.max(1, wait.toMillis()) + "ms'").execute();
+        Uni<Long> claim = tx.preparedQuery(CLAIM)
+                .execute(Tuple.of(request.ownerId(), request.operation().name(), request.key().value(),
+                        request.fingerprint(), retention.toMillis()))
+                .map(rows -> {
+                    RowIterator<Row> iterator = rows.iterator();
+                    return iterator.hasNext() ? iterator.next().getLong("id") : null;
+                })
+                .onFailure(failure -> DatabaseErrors.hasSqlState(failure, DatabaseErrors.LOCK_NOT_AVAILABLE))
+                .transform(failure -> new InFlightWaitExpired());
+        Uni<?> unbound = tx.query("SET LOCAL lock_timeout = 0").execute();
+        return Uni.combine().all().unis(boundWait, claim, unbound).with((ignored, id, alsoIgnored) -> id);
+    }
+
+    public Uni<Void> complete(SqlConnection tx, long recordId, StepResult result) {
+        StoredResponse response = result.response();
+        return tx.preparedQuery(COMPLETE)
+                .execute(Tuple.tuple()
+                        .addLong(recordId)
+                        .addString(result.status().name())
+                        .addInteger(response.status())
+                        .addString(response.bodyJson())
+                        .addString(response.location())
+                        .addLong(response.resourceId()))
+                .map(rows -> {
+                    if (rows.rowCount() != 1) {
+                        throw new IllegalStateException("Idempotency record " + recordId + " was not PROCESSING");
+                    }
+                    return null;
+                });
+    }
+
+    public Uni<Integer> deleteExpiredBatch(SqlClient client, int batchSize) {
+        return client.preparedQuery(DELETE_EXPIRED_BATCH).execute(Tuple.of(batchSize)).map(rows -> rows.rowCount());
+    }
+
+    /** The claim waited {@code idempotency.in-flight-wait} for another request holding the key. */
+    public static final class InFlightWaitExpired extends RuntimeException {
+        InFlightWaitExpired() {
+            super("another request holds this key", null, false, false);
+        }
+    }
+}

@@ -1,0 +1,155 @@
+package com.retrysafe.orders.idempotency;
+
+import java.util.Map;
+import java.util.function.Function;
+
+import jakarta.enterprise.context.ApplicationScoped;
+
+import org.jboss.logging.Logger;
+
+import com.retrysafe.orders.db.DatabaseTimeoutException;
+import com.retrysafe.orders.db.Deadline;
+import com.retrysafe.orders.web.ProblemException;
+import com.retrysafe.orders.web.ProblemType;
+
+import io.smallrye.mutiny.Uni;
+import io.vertx.mutiny.sqlclient.Pool;
+import io.vertx.mutiny.sqlclient.SqlConnection;
+
+/**
+ * The Idempotency-Key protocol as one reusable unit. An operation hands over its request and its
+ * business step; this decides whether the step runs, and runs it in the same transaction that
+ * claims the key and stores the response:
+ *
+ * <ol>
+ * <li>one indexed read: a live record with this fingerprint is replayed, another fingerprint is a
+ * conflict (no transaction, no write);</li>
+ * <li>otherwise, in one transaction: claim the key ({@code INSERT ... ON CONFLICT}), run the step,
+ * store its response, commit. A claim that loses reads the winner's committed record instead.</li>
+ * </ol>
+ * Any failure rolls the whole transaction back, claim included, so a retry with the same key is
+ * always safe.
+ */
+@ApplicationScoped
+public class IdempotencyService {
+
+    private static final Logger LOG = Logger.getLogger(IdempotencyService.class);
+
+    /** A claim can lose to a record that expires before we read it; then we simply go again. */
+    private static final int MAX_ATTEMPTS = 3;
+
+    private final Pool pool;
+    private final IdempotencyRepository repository;
+    private final IdempotencyConfig config;
+    private final IdempotencyMetrics metrics;
+
+    public IdempotencyService(Pool pool, IdempotencyRepository repository, IdempotencyConfig config,
+            IdempotencyMetrics metrics) {
+        this.pool = pool;
+        this.repository = repository;
+        this.config = config;
+        this.metrics = metrics;
+    }
+
+    /**
+     * @param step the business effect, run at most once per key inside the claiming transaction;
+     *        it must use only the connection it is given
+     */
+    public Uni<IdempotentResponse> execute(IdempotentRequest request, Function<SqlConnection, Uni<StepResult>> step) {
+        return attempt(request, step, 1)
+                .invoke(decision -> report(request, decision))
+                .map(decision -> decision.toResponse(config.mismatchStatus()));
+    }
+
+    private Uni<Decision> attempt(IdempotentRequest request, Function<SqlConnection, Uni<StepResult>> step,
+            int attempt) {
+        return Deadline.within(repository.findLive(pool, request), config.dbTimeout().plusSeconds(1))
+                .flatMap(existing -> existing != null
+                        ? Uni.createFrom().item(Decision.about(existing, request))
+                        : claimAndRun(request, step))
+                .flatMap(decision -> {
+                    if (decision != Decision.VANISHED) {
+                        return Uni.createFrom().item(decision);
+                    }
+                    if (attempt >= MAX_ATTEMPTS) {
+                        return Uni.createFrom().failure(new DatabaseTimeoutException(
+                                "the idempotency record kept changing under this request"));
+                    }
+                    return attempt(request, step, attempt + 1);
+                });
+    }
+
+    private Uni<Decision> claimAndRun(IdempotentRequest request, Function<SqlConnection, Uni<StepResult>> step) {
+        Uni<Decision> transaction = pool.withTransaction(tx -> repository
+                .claim(tx, request, config.retention(), config.inFlightWait())
+                .flatMap(recordId -> recordId == null
+                        // Lost the claim to a live record: under READ COMMITTED this statement sees
+                        // the committed winner.
+                        ? repository.findLive(tx, request)
+                                .map(existing -> existing == null ? Decision.VANISHED
+                                        : Decision.about(existing, request))
+                        : step.apply(tx).flatMap(result -> repository.complete(tx, recordId, result)
+                                .replaceWith(Decision.executed(result.response())))))
+                .onFailure(IdempotencyRepository.InFlightWaitExpired.class)
+                .recoverWithItem(Decision.IN_PROGRESS);
+        // The server bounds every statement; this client-side bound is only for a server that has
+        // stopped answering, so it leaves room for the longest legitimate wait.
+        return Deadline.within(transaction, config.inFlightWait().plus(config.dbTimeout()).plusSeconds(1));
+    }
+
+    private void report(IdempotentRequest request, Decision decision) {
+        metrics.count(request.operation(), decision.outcome);
+        StoredResponse response = decision.response;
+        LOG.infof("operation=%s owner=%d key=%s outcome=%s resource=%s status=%d",
+                request.operation(), request.ownerId(), request.key(), decision.outcome.tag(),
+                response == null || response.resourceId() == null ? "-" : response.resourceId(),
+                response == null ? decision.problemStatus(config.mismatchStatus()) : response.status());
+    }
+
+    /** What the protocol decided for one request. */
+    private static final class Decision {
+
+        static final Decision CONFLICT = new Decision(Outcome.CONFLICT, null);
+        static final Decision IN_PROGRESS = new Decision(Outcome.IN_PROGRESS, null);
+        /** The record we lost to was gone when we looked: go round again. */
+        static final Decision VANISHED = new Decision(null, null);
+
+        final Outcome outcome;
+        final StoredResponse response;
+
+        private Decision(Outcome outcome, StoredResponse response) {
+            this.outcome = outcome;
+            this.response = response;
+        }
+
+        static Decision executed(StoredResponse response) {
+            return new Decision(Outcome.EXECUTED, response);
+        }
+
+        static Decision about(IdempotencyRecord existing, IdempotentRequest request) {
+            if (!existing.matches(request.fingerprint())) {
+                return CONFLICT;
+            }
+            if (existing.status().isFinished()) {
+                return new Decision(Outcome.REPLAYED, existing.response());
+            }
+            return IN_PROGRESS;
+        }
+
+        int problemStatus(int mismatchStatus) {
+            return outcome == Outcome.CONFLICT ? mismatchStatus : ProblemType.REQUEST_IN_PROGRESS.status();
+        }
+
+        IdempotentResponse toResponse(int mismatchStatus) {
+            return switch (outcome) {
+                case EXECUTED -> new IdempotentResponse(response, false);
+                case REPLAYED -> new IdempotentResponse(response, true);
+                case CONFLICT -> throw new ProblemException(ProblemType.IDEMPOTENCY_KEY_REUSED, mismatchStatus,
+                        "This Idempotency-Key was already used with a different request", Map.of(), null);
+                case IN_PROGRESS -> throw new ProblemException(ProblemType.REQUEST_IN_PROGRESS, 409,
+                        "A request with this Idempotency-Key is still being processed; retry shortly",
+                        Map.of("Retry-After", "1"), null);
+            };
+        }
+    }
+}

@@ -1,0 +1,18 @@
+package com.retrysafe.orders.idempotency;
+
+/**
+ * What an operation's business step ended with. Both kinds are final and replayed: a success,
+ * or a deterministic failure (such as insufficient stock) that would fail the same way again.
+ * A transient failure is not a result: the step fails its {@code Uni} and the transaction,
+ * the idempotency claim included, rolls back.
+ */
+public record StepResult(RecordStatus status, StoredResponse response) {
+
+    public static StepResult succeeded(int httpStatus, String bodyJson, String location, long resourceId) {
+        return new StepResult(RecordStatus.SUCCEEDED, new StoredResponse(httpStatus, bodyJson, location, resourceId));
+    }
+
+    public static StepResult failedFinal(int httpStatus, String problemJson) {
+        return new StepResult(RecordStatus.FAILED_FINAL, new StoredResponse(httpStatus, problemJson, null, null));
+    }
+}

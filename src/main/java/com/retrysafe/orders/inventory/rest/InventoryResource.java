@@ -1,0 +1,73 @@
+package com.retrysafe.orders.inventory.rest;
+
+import java.time.Duration;
+import java.util.List;
+
+import jakarta.annotation.security.RolesAllowed;
+import jakarta.validation.Valid;
+import jakarta.validation.constraints.NotNull;
+import jakarta.ws.rs.Consumes;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.PUT;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.core.MediaType;
+
+import org.jboss.resteasy.reactive.RestPath;
+
+import com.retrysafe.orders.db.Deadline;
+import com.retrysafe.orders.idempotency.IdempotencyConfig;
+import com.retrysafe.orders.inventory.Inventory;
+import com.retrysafe.orders.inventory.SetStockRequest;
+import com.retrysafe.orders.inventory.repository.InventoryRepository;
+import com.retrysafe.orders.web.AuthenticatedOwner;
+import com.retrysafe.orders.web.Problem;
+import com.retrysafe.orders.web.ProblemException;
+import com.retrysafe.orders.web.ProblemType;
+
+import io.quarkus.security.Authenticated;
+import io.smallrye.mutiny.Uni;
+import io.vertx.mutiny.sqlclient.Pool;
+
+/** Stock levels. {@code PUT} sets an absolute value, so it is idempotent by nature and needs no key. */
+@Path("/api/inventory/{skuId}")
+@Produces(MediaType.APPLICATION_JSON)
+public class InventoryResource {
+
+    private final Pool pool;
+    private final InventoryRepository inventory;
+    private final AuthenticatedOwner owner;
+    private final Duration dbTimeout;
+
+    public InventoryResource(Pool pool, InventoryRepository inventory, AuthenticatedOwner owner,
+            IdempotencyConfig config) {
+        this.pool = pool;
+        this.inventory = inventory;
+        this.owner = owner;
+        this.dbTimeout = config.dbTimeout().plusSeconds(1);
+    }
+
+    @PUT
+    @RolesAllowed("inventory-admin")
+    @Consumes(MediaType.APPLICATION_JSON)
+    public Uni<Inventory> set(@RestPath long skuId, @Valid @NotNull SetStockRequest request) {
+        owner.id();
+        if (skuId <= 0) {
+            throw ProblemException.invalidRequest(List.of(new Problem.Violation("skuId", "must be greater than 0")));
+        }
+        return Deadline.within(inventory.set(pool, skuId, Math.toIntExact(request.available())), dbTimeout);
+    }
+
+    @GET
+    @Authenticated
+    public Uni<Inventory> get(@RestPath long skuId) {
+        owner.id();
+        return Deadline.within(inventory.find(pool, skuId), dbTimeout)
+                .map(found -> {
+                    if (found == null) {
+                        throw new ProblemException(ProblemType.NOT_FOUND, "No SKU " + skuId);
+                    }
+                    return found;
+                });
+    }
+}

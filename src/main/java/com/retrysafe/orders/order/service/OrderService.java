@@ -1,0 +1,115 @@
+package com.retrysafe.orders.order.service;
+
+import java.time.Duration;
+import java.util.Locale;
+import java.util.UUID;
+
+import jakarta.enterprise.context.ApplicationScoped;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.retrysafe.orders.db.Deadline;
+import com.retrysafe.orders.idempotency.Fingerprint;
+import com.retrysafe.orders.idempotency.IdempotencyConfig;
+import com.retrysafe.orders.idempotency.IdempotencyKey;
+import com.retrysafe.orders.idempotency.IdempotencyService;
+import com.retrysafe.orders.idempotency.IdempotentRequest;
+import com.retrysafe.orders.idempotency.IdempotentResponse;
+import com.retrysafe.orders.idempotency.Operation;
+import com.retrysafe.orders.idempotency.StepResult;
+import com.retrysafe.orders.inventory.repository.InventoryRepository;
+import com.retrysafe.orders.order.CreateOrderRequest;
+import com.retrysafe.orders.order.Order;
+import com.retrysafe.orders.order.OrderPage;
+import com.retrysafe.orders.order.repository.OrderRepository;
+import com.retrysafe.orders.web.Problem;
+import com.retrysafe.orders.web.ProblemException;
+import com.retrysafe.orders.web.ProblemType;
+import com.retrysafe.orders.web.ProblemWriter;
+
+import io.smallrye.mutiny.Uni;
+import io.vertx.mutiny.sqlclient.Pool;
+import io.vertx.mutiny.sqlclient.SqlConnection;
+
+/** Creating and reading orders. Creation goes through the idempotency protocol. */
+@ApplicationScoped
+public class OrderService {
+
+    private final Pool pool;
+    private final IdempotencyService idempotency;
+    private final OrderRepository orders;
+    private final InventoryRepository inventory;
+    private final ObjectMapper json;
+    private final ProblemWriter problems;
+    private final Duration dbTimeout;
+
+    public OrderService(Pool pool, IdempotencyService idempotency, OrderRepository orders,
+            InventoryRepository inventory, ObjectMapper json, ProblemWriter problems, IdempotencyConfig config) {
+        this.pool = pool;
+        this.idempotency = idempotency;
+        this.orders = orders;
+        this.inventory = inventory;
+        this.json = json;
+        this.problems = problems;
+        this.dbTimeout = config.dbTimeout().plusSeconds(1);
+    }
+
+    public Uni<IdempotentResponse> create(long ownerId, IdempotencyKey key, CreateOrderRequest body) {
+        long skuId = body.skuId();
+        int quantity = Math.toIntExact(body.quantity());
+        String fingerprint = Fingerprint.of(Operation.CREATE_ORDER, ownerId)
+                .field("skuId", skuId)
+                .field("quantity", quantity)
+                .sha256();
+        IdempotentRequest request = new IdempotentRequest(Operation.CREATE_ORDER, ownerId, key, fingerprint);
+        return idempotency.execute(request, tx -> placeOrder(tx, ownerId, skuId, quantity));
+    }
+
+    private Uni<StepResult> placeOrder(SqlConnection tx, long ownerId, long skuId, int quantity) {
+        return orders.insertTakingStock(tx, newOrderNo(), ownerId, skuId, quantity)
+                .flatMap(order -> order != null
+                        ? Uni.createFrom().item(StepResult.succeeded(201, toJson(order),
+                                "/api/orders/" + order.orderId(), order.orderId()))
+                        : inventory.find(tx, skuId).map(sku -> sku == null
+                                ? rejected(ProblemType.UNKNOWN_SKU, "SKU " + skuId + " does not exist")
+                                : rejected(ProblemType.INSUFFICIENT_STOCK,
+                                        "SKU " + skuId + " does not have " + quantity + " units available")));
+    }
+
+    /** Deterministic: the same request would fail the same way, so the failure is recorded and replayed. */
+    private StepResult rejected(ProblemType type, String detail) {
+        return StepResult.failedFinal(type.status(), problems.json(Problem.of(type, type.status(), detail)));
+    }
+
+    public Uni<Order> get(long ownerId, long orderId) {
+        return Deadline.within(orders.findForOwner(pool, orderId, ownerId), dbTimeout)
+                .map(order -> {
+                    if (order == null) {
+                        // Another owner's order looks exactly like a missing one.
+                        throw new ProblemException(ProblemType.NOT_FOUND, "No order " + orderId);
+                    }
+                    return order;
+                });
+    }
+
+    public Uni<OrderPage> list(long ownerId, long afterId, int limit) {
+        // One row more than asked tells whether a next page exists without a count query.
+        return Deadline.within(orders.pageForOwner(pool, ownerId, afterId, limit + 1), dbTimeout)
+                .map(found -> found.size() > limit
+                        ? new OrderPage(found.subList(0, limit), found.get(limit - 1).orderId())
+                        : new OrderPage(found, null));
+    }
+
+    private String toJson(Order order) {
+        try {
+            return json.writeValueAsString(order);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("An order could not be serialized", e);
+        }
+    }
+
+    /** Random, so order numbers reveal nothing about volume; the unique constraint guards the rest. */
+    private static String newOrderNo() {
+        return "ORD-" + UUID.randomUUID().toString().replace("-", "").toUpperCase(Locale.ROOT);
+    }
+}

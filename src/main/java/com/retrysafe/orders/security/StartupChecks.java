@@ -1,0 +1,46 @@
+package com.retrysafe.orders.security;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+
+import org.eclipse.microprofile.config.Config;
+import org.jboss.logging.Logger;
+
+import com.retrysafe.orders.idempotency.IdempotencyConfig;
+
+import io.quarkus.runtime.LaunchMode;
+import io.quarkus.runtime.StartupEvent;
+
+/**
+ * Refuses to start a misconfigured production instance rather than serve wrongly: without a JWT
+ * verification key every request would be rejected (or, worse, a default would be trusted), and
+ * without a JDBC URL Flyway would have skipped the schema.
+ */
+@ApplicationScoped
+public class StartupChecks {
+
+    private static final Logger LOG = Logger.getLogger(StartupChecks.class);
+
+    void onStart(@Observes StartupEvent event, Config config, IdempotencyConfig idempotency) {
+        int mismatch = idempotency.mismatchStatus();
+        if (mismatch != 409 && mismatch != 422) {
+            throw new IllegalStateException("idempotency.mismatch-status must be 409 or 422, not " + mismatch);
+        }
+        if (config.getOptionalValue("quarkus.datasource.jdbc.url", String.class).isEmpty()) {
+            throw new IllegalStateException("No database configured: set QUARKUS_DATASOURCE_REACTIVE_URL "
+                    + "(the JDBC URL for Flyway is derived from it) or QUARKUS_DATASOURCE_JDBC_URL");
+        }
+        if (LaunchMode.current() == LaunchMode.NORMAL) {
+            boolean keyConfigured = config.getOptionalValue("mp.jwt.verify.publickey.location", String.class).isPresent()
+                    || config.getOptionalValue("mp.jwt.verify.publickey", String.class).isPresent()
+                    || config.getOptionalValue("smallrye.jwt.verify.key.location", String.class).isPresent();
+            if (!keyConfigured) {
+                throw new IllegalStateException("No JWT verification key configured: set "
+                        + "MP_JWT_VERIFY_PUBLICKEY_LOCATION (a PEM file path or URL) and MP_JWT_VERIFY_ISSUER");
+            }
+            if (config.getOptionalValue("mp.jwt.verify.issuer", String.class).isEmpty()) {
+                LOG.warn("MP_JWT_VERIFY_ISSUER is not set: tokens from any issuer signed with the key are accepted");
+            }
+        }
+    }
+}

@@ -1,0 +1,37 @@
+package com.retrysafe.orders.web;
+
+import java.util.regex.Pattern;
+
+import jakarta.enterprise.context.ApplicationScoped;
+
+import org.eclipse.microprofile.jwt.JsonWebToken;
+
+/**
+ * The owner of a request is the token's {@code sub}, which must be a positive 64-bit integer.
+ * Anything else is a token we cannot attribute, hence 401 rather than 400.
+ */
+@ApplicationScoped
+public class AuthenticatedOwner {
+
+    private static final Pattern POSITIVE_LONG = Pattern.compile("[1-9][0-9]{0,18}");
+
+    private final JsonWebToken token;
+
+    public AuthenticatedOwner(JsonWebToken token) {
+        this.token = token;
+    }
+
+    public long id() {
+        String subject = token.getSubject();
+        if (subject != null && POSITIVE_LONG.matcher(subject).matches()) {
+            try {
+                return Long.parseLong(subject);
+            } catch (NumberFormatException overflow) {
+                // 19 digits above Long.MAX_VALUE: falls through to 401.
+            }
+        }
+        throw new ProblemException(ProblemType.UNAUTHORIZED, 401,
+                "The token's subject must be a positive 64-bit integer",
+                java.util.Map.of("WWW-Authenticate", "Bearer"), null);
+    }
+}
