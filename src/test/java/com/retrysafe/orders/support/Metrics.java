@@ -1,0 +1,24 @@
+package com.retrysafe.orders.support;
+
+import static io.restassured.RestAssured.given;
+
+/** Reads one series from the Prometheus scrape, as Prometheus would. */
+public final class Metrics {
+
+    private Metrics() {
+    }
+
+    public static double value(String series) {
+        String scrape = given().when().get("/q/metrics").then().statusCode(200).extract().asString();
+        for (String line : scrape.split("\n")) {
+            if (line.startsWith(series + " ")) {
+                return Double.parseDouble(line.substring(series.length() + 1).trim());
+            }
+        }
+        throw new AssertionError("No series " + series + " in /q/metrics");
+    }
+
+    public static double requests(String outcome) {
+        return value("idempotency_requests_total{operation=\"CREATE_ORDER\",outcome=\"" + outcome + "\"}");
+    }
+}
