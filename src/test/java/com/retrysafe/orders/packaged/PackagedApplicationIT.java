@@ -145,6 +145,9 @@ class PackagedApplicationIT {
             assertEquals(409, send(order(base, owner, key, "{\"skuId\": 10001, \"quantity\": 1}")).statusCode());
             assertEquals(401, send(order(base, stranger, key, "{\"skuId\": 10001, \"quantity\": 2}")).statusCode());
 
+            assertEquals(404, send(HttpRequest.newBuilder(URI.create(base + "/dev/token?sub=1")).GET()).statusCode(),
+                    "the dev token endpoint does not exist in a production build");
+
             String location = first.headers().firstValue("Location").orElseThrow();
             assertEquals(200, send(HttpRequest.newBuilder(URI.create(base + location))
                     .header("Authorization", "Bearer " + owner).GET()).statusCode());
