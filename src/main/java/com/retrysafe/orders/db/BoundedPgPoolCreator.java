@@ -20,6 +20,12 @@ import io.vertx.sqlclient.PoolOptions;
  * waiting for a free connection and every statement on the server are all limited by
  * {@code idempotency.db-timeout}. The server-side {@code statement_timeout} matters most: a
  * statement it cancels aborts its transaction, so a timed-out request never commits later.
+ * <p>
+ * {@code lock_timeout} defaults to {@code idempotency.in-flight-wait}: a duplicate's claim, the
+ * first statement of its transaction that can wait on a lock, waits on the unique index for the
+ * first request's transaction at most that long (then 409 request-in-progress). The claim then
+ * lifts it for the rest of its transaction. Outside transactions the statements that can wait on
+ * a lock (setting stock) are bounded by it too.
  */
 @Singleton
 public class BoundedPgPoolCreator implements PgPoolCreator {
@@ -34,21 +40,27 @@ public class BoundedPgPoolCreator implements PgPoolCreator {
 
     @Override
     public Pool create(Input input) {
-        int timeoutMillis = (int) Math.min(Integer.MAX_VALUE, config.dbTimeout().toMillis());
+        int timeoutMillis = millis(config.dbTimeout());
+        int lockWaitMillis = Math.min(timeoutMillis, millis(config.inFlightWait()));
         for (PgConnectOptions options : input.pgConnectOptionsList()) {
             options.addProperty("statement_timeout", Integer.toString(timeoutMillis));
+            options.addProperty("lock_timeout", Integer.toString(lockWaitMillis));
             options.addProperty("application_name", "order-service");
             options.setConnectTimeout(timeoutMillis);
         }
         PoolOptions poolOptions = input.poolOptions()
                 .setConnectionTimeout(timeoutMillis)
                 .setConnectionTimeoutUnit(TimeUnit.MILLISECONDS);
-        LOG.infof("Reactive pool: max %d connections, statement/connect/acquire timeout %d ms",
-                poolOptions.getMaxSize(), timeoutMillis);
+        LOG.infof("Reactive pool: max %d connections, statement/connect/acquire timeout %d ms, lock wait %d ms",
+                poolOptions.getMaxSize(), timeoutMillis, lockWaitMillis);
         return PgBuilder.pool()
                 .with(poolOptions)
                 .connectingTo(List.copyOf(input.pgConnectOptionsList()))
                 .using(input.vertx())
                 .build();
+    }
+
+    private static int millis(java.time.Duration duration) {
+        return (int) Math.max(1, Math.min(Integer.MAX_VALUE, duration.toMillis()));
     }
 }

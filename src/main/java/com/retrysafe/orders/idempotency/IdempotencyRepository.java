@@ -78,13 +78,13 @@ public class IdempotencyRepository {
     /**
      * Claims the key inside the caller's transaction. Emits the record id when this request now
      * owns the key, {@code null} when a live record exists, and fails with
-     * {@link InFlightWaitExpired} when another request held the key longer than {@code wait}.
+     * {@link InFlightWaitExpired} when another request held the key longer than the in-flight wait.
      */
-    public Uni<Long> claim(SqlConnection tx, IdempotentRequest request, Duration retention, Duration wait) {
-        // The three statements are pipelined on the connection: one round trip. The lock_timeout
-        // bounds only the claim's wait for a concurrent holder of the same key; the business
-        // statements after it are bounded by statement_timeout alone.
-        Uni<?> boundWait = tx.query("SET LOCAL lock_timeout = '" + Math.max(1, wait.toMillis()) + "ms'").execute();
+    public Uni<Long> claim(SqlConnection tx, IdempotentRequest request, Duration retention) {
+        // The wait for a concurrent holder of the key is bounded by the connection's default
+        // lock_timeout, idempotency.in-flight-wait (see BoundedPgPoolCreator). Right behind the
+        // claim, pipelined in the same round trip, the rest of the transaction drops that bound:
+        // its statements are limited by statement_timeout (idempotency.db-timeout) alone.
         Uni<Long> claim = tx.preparedQuery(CLAIM)
                 .execute(Tuple.of(request.ownerId(), request.operation().name(), request.key().value(),
                         request.fingerprint(), retention.toMillis()))
@@ -94,8 +94,8 @@ public class IdempotencyRepository {
                 })
                 .onFailure(failure -> DatabaseErrors.hasSqlState(failure, DatabaseErrors.LOCK_NOT_AVAILABLE))
                 .transform(failure -> new InFlightWaitExpired());
-        Uni<?> unbound = tx.query("SET LOCAL lock_timeout = 0").execute();
-        return Uni.combine().all().unis(boundWait, claim, unbound).with((ignored, id, alsoIgnored) -> id);
+        Uni<?> liftLockBound = tx.query("SET LOCAL lock_timeout = 0").execute();
+        return Uni.combine().all().unis(claim, liftLockBound).with((id, ignored) -> id);
     }
 
     public Uni<Void> complete(SqlConnection tx, long recordId, StepResult result) {

@@ -81,7 +81,7 @@ public class IdempotencyService {
 
     private Uni<Decision> claimAndRun(IdempotentRequest request, Function<SqlConnection, Uni<StepResult>> step) {
         Uni<Decision> transaction = pool.withTransaction(tx -> repository
-                .claim(tx, request, config.retention(), config.inFlightWait())
+                .claim(tx, request, config.retention())
                 .flatMap(recordId -> recordId == null
                         // Lost the claim to a live record: under READ COMMITTED this statement sees
                         // the committed winner.
