@@ -15,6 +15,7 @@ import com.retrysafe.orders.web.ProblemType;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.SqlConnection;
+import io.vertx.mutiny.sqlclient.Transaction;
 
 /**
  * The Idempotency-Key protocol as one reusable unit. An operation hands over its request and its
@@ -80,21 +81,32 @@ public class IdempotencyService {
     }
 
     private Uni<Decision> claimAndRun(IdempotentRequest request, Function<SqlConnection, Uni<StepResult>> step) {
-        Uni<Decision> transaction = pool.withTransaction(tx -> repository
-                .claim(tx, request, config.retention())
-                .flatMap(recordId -> recordId == null
-                        // Lost the claim to a live record: under READ COMMITTED this statement sees
-                        // the committed winner.
-                        ? repository.findLive(tx, request)
-                                .map(existing -> existing == null ? Decision.VANISHED
-                                        : Decision.about(existing, request))
-                        : step.apply(tx).flatMap(result -> repository.complete(tx, recordId, result)
-                                .replaceWith(Decision.executed(result.response())))))
-                .onFailure(IdempotencyRepository.InFlightWaitExpired.class)
-                .recoverWithItem(Decision.IN_PROGRESS);
+        Uni<Decision> transaction = pool.withConnection(connection -> {
+            // BEGIN and the claim leave in one round trip: a query issued after begin() goes
+            // through the transaction, pipelined behind BEGIN (Mutiny's withTransaction would
+            // wait for BEGIN's answer first). Closing the connection while the transaction is
+            // still open, after any failure or cancellation, rolls it back.
+            Uni<Transaction> begin = connection.begin();
+            Uni<Long> claim = repository.claim(connection, request, config.retention());
+            return Uni.combine().all().unis(begin, claim).asTuple()
+                    .flatMap(started -> runClaimed(connection, request, step, started.getItem2())
+                            .call(() -> started.getItem1().commit()));
+        }).onFailure(IdempotencyRepository.InFlightWaitExpired.class).recoverWithItem(Decision.IN_PROGRESS);
         // The server bounds every statement; this client-side bound is only for a server that has
         // stopped answering, so it leaves room for the longest legitimate wait.
         return Deadline.within(transaction, config.inFlightWait().plus(config.dbTimeout()).plusSeconds(1));
+    }
+
+    private Uni<Decision> runClaimed(SqlConnection tx, IdempotentRequest request,
+            Function<SqlConnection, Uni<StepResult>> step, Long recordId) {
+        if (recordId == null) {
+            // Lost the claim to a live record: under READ COMMITTED this statement sees the
+            // committed winner.
+            return repository.findLive(tx, request)
+                    .map(existing -> existing == null ? Decision.VANISHED : Decision.about(existing, request));
+        }
+        return step.apply(tx).flatMap(result -> repository.complete(tx, recordId, result)
+                .replaceWith(Decision.executed(result.response())));
     }
 
     private void report(IdempotentRequest request, Decision decision) {
