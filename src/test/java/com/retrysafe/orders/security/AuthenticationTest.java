@@ -52,6 +52,22 @@ class AuthenticationTest {
     }
 
     @Test
+    void aTokenThatWorkedIsRefusedOnceItExpires() throws InterruptedException {
+        long expiresAt = Instant.now().getEpochSecond() + 2;
+        String shortLived = Jwt.issuer(Tokens.ISSUER).subject("42").expiresAt(Instant.ofEpochSecond(expiresAt)).sign();
+        given().auth().oauth2(shortLived).when().get("/api/orders").then().statusCode(200);
+        given().auth().oauth2(shortLived).when().get("/api/orders").then().statusCode(200);
+        // The test profile tolerates 1 s of clock skew.
+        while (Instant.now().getEpochSecond() <= expiresAt + 1) {
+            Thread.sleep(100);
+        }
+        // Verified tokens are remembered, but never past their expiry.
+        String claims = new String(Base64.getUrlDecoder().decode(shortLived.split("\\.")[1]), StandardCharsets.UTF_8);
+        int status = given().auth().oauth2(shortLived).when().get("/api/orders").then().extract().statusCode();
+        assertEquals(401, status, "claims " + claims + " at " + Instant.now().getEpochSecond());
+    }
+
+    @Test
     void anotherIssuerIsUnauthorized() {
         String foreign = Jwt.issuer("https://evil.example").subject("42").sign();
         given().auth().oauth2(foreign).when().get("/api/orders").then().statusCode(401);
