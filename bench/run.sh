@@ -1,0 +1,580 @@
+#!/usr/bin/env bash
+# Benchmark of POST /api/orders against the local PostgreSQL, with a pgbench ceiling and a
+# correctness check of the database afterwards. See bench/README.md.
+#
+#   bench/run.sh [--build]
+#
+# Knobs (environment): DURATION (s per scenario, 20), WARMUP_SECONDS (60), POOL (service's
+# reactive pool max size; empty = service default), CONNECTIONS ("16 64"), REPLAY_KEYS (1000),
+# GRACE_SECONDS (15), CEILING_LATENCY (1 = pgbench -l for p50/p99 of the ceiling), JAVA_HOME,
+# JAVA_OPTS, KEEP_DB (1 = do not drop the database).
+set -euo pipefail
+
+BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(dirname "$BENCH_DIR")
+cd "$ROOT"
+
+usage() {
+    sed -n '2,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+}
+
+BUILD=0
+for arg in "$@"; do
+    case "$arg" in
+        --build) BUILD=1 ;;
+        -h | --help) usage; exit 0 ;;
+        *) echo "unknown argument: $arg" >&2; usage >&2; exit 2 ;;
+    esac
+done
+
+DURATION=${DURATION:-20}
+WARMUP_SECONDS=${WARMUP_SECONDS:-60}
+POOL=${POOL:-}
+CONNECTIONS=${CONNECTIONS:-16 64}
+REPLAY_KEYS=${REPLAY_KEYS:-1000}
+GRACE_SECONDS=${GRACE_SECONDS:-15}
+CEILING_LATENCY=${CEILING_LATENCY:-0}
+KEEP_DB=${KEEP_DB:-0}
+JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}
+JAVA_OPTS=${JAVA_OPTS:-}
+
+THREADS=2                    # wrk threads and pgbench -j
+SKUS=1000                    # SKU ids 1..SKUS
+HOT_SKU=1000001              # the one hot SKU
+INITIAL_STOCK=2000000000     # every SKU starts with this, so no 422 can occur
+OWNER=7                      # sub of the shopper token
+WRK_TIMEOUT=10               # s: a slower answer counts as a wrk timeout error
+PG_HOST=127.0.0.1            # only 127.0.0.1 is ever targeted
+PG_PORT=5432
+PG_USER=postgres
+JAR="$ROOT/target/quarkus-app/quarkus-run.jar"
+CLK_TCK=$(getconf CLK_TCK)
+
+die() { echo "ERROR: $*" >&2; exit 1; }
+log() { printf '[%(%H:%M:%S)T] %s\n' -1 "$*"; }
+
+is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
+for v in DURATION WARMUP_SECONDS REPLAY_KEYS GRACE_SECONDS; do
+    is_uint "${!v}" || die "$v must be a whole number, not '${!v}'"
+done
+[[ -z $POOL ]] || is_uint "$POOL" || die "POOL must be a whole number, not '$POOL'"
+[[ $CEILING_LATENCY == 0 || $CEILING_LATENCY == 1 ]] || die "CEILING_LATENCY must be 0 or 1"
+((DURATION >= 1 && DURATION <= 3600)) || die "DURATION must be 1..3600"
+((WARMUP_SECONDS <= 3600)) || die "WARMUP_SECONDS must be 0..3600"
+((REPLAY_KEYS >= 100 && REPLAY_KEYS <= 1000000)) || die "REPLAY_KEYS must be 100..1000000"
+((GRACE_SECONDS >= 1 && GRACE_SECONDS <= 300)) || die "GRACE_SECONDS must be 1..300"
+for c in $CONNECTIONS; do
+    is_uint "$c" && ((c >= THREADS && c <= 1000)) || die "CONNECTIONS: '$c' is not a number in $THREADS..1000"
+done
+((REPLAY_KEYS >= 16)) || die "REPLAY_KEYS must be >= 16 (keys are primed on 16 connections)"
+
+RUN_ID=$(date +%Y%m%d_%H%M%S)
+OUT="$BENCH_DIR/out/$RUN_ID"
+DB="bench_$RUN_ID"
+[[ ! -e $OUT ]] || die "$OUT exists already (another run started in the same second?)"
+KEY_RUN="b${RUN_ID//_/}$(printf '%04x' $((RANDOM % 65536)))"   # prefix of every Idempotency-Key
+mkdir -p "$OUT"
+# tee ignores INT/TERM, so a Ctrl-C cannot take the log down before the cleanup has run.
+exec > >(trap '' INT TERM; exec tee -a "$OUT/run.log") 2>&1
+
+TMP=$(mktemp -d)
+SVC_PID=""
+WRK_PID=""
+DB_CREATED=0
+
+cleanup() {
+    local rc=$?
+    set +e
+    trap - EXIT INT TERM
+    if [[ -n $WRK_PID ]] && kill -0 "$WRK_PID" 2>/dev/null; then
+        kill -KILL "$WRK_PID" 2>/dev/null
+        wait "$WRK_PID" 2>/dev/null
+    fi
+    if [[ -n $SVC_PID ]] && kill -0 "$SVC_PID" 2>/dev/null; then
+        log "stopping the service (pid $SVC_PID)"
+        kill -TERM "$SVC_PID" 2>/dev/null
+        for _ in $(seq 1 100); do kill -0 "$SVC_PID" 2>/dev/null || break; sleep 0.2; done
+        if kill -0 "$SVC_PID" 2>/dev/null; then
+            log "service did not stop in 20 s: SIGKILL"
+            kill -KILL "$SVC_PID" 2>/dev/null
+        fi
+        wait "$SVC_PID" 2>/dev/null
+    fi
+    if ((DB_CREATED)); then
+        if [[ $KEEP_DB == 1 ]]; then
+            log "KEEP_DB=1: database $DB is kept (drop it with: psql -h $PG_HOST -U $PG_USER -c 'DROP DATABASE $DB')"
+        else
+            log "dropping database $DB"
+            timeout 60 psql -X -q -h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER" -d postgres \
+                -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" || echo "WARNING: could not drop database $DB" >&2
+        fi
+    fi
+    rm -rf "$TMP"
+    log "output in $OUT (exit $rc)"
+    exit "$rc"
+}
+trap cleanup EXIT
+trap 'echo "interrupted" >&2; exit 130' INT
+trap 'echo "terminated" >&2; exit 143' TERM
+
+# psql on the bench database (or -d given first), bounded, errors fatal.
+q() { timeout 300 psql -X -q -A -t -v ON_ERROR_STOP=1 -h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER" -d "$DB" "$@"; }
+qpg() { timeout 60 psql -X -q -A -t -v ON_ERROR_STOP=1 -h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER" -d postgres "$@"; }
+
+# ------------------------------------------------------------------------------------------
+# Tools
+# ------------------------------------------------------------------------------------------
+for tool in psql pgbench curl openssl awk sort ss timeout; do
+    command -v "$tool" >/dev/null || die "$tool is required"
+done
+[[ -x $JAVA_HOME/bin/java ]] || die "no java at JAVA_HOME=$JAVA_HOME"
+JAVA_MAJOR=$("$JAVA_HOME/bin/java" -XshowSettings:properties -version 2>&1 \
+    | awk -F'= ' '/java.specification.version/ { split($2, v, "."); print v[1] }')
+((${JAVA_MAJOR:-0} >= 21)) || die "JAVA_HOME=$JAVA_HOME is Java ${JAVA_MAJOR:-?}; the service needs 21 or newer"
+
+if ! command -v wrk >/dev/null; then
+    # An install may already be running (apt lock held): wait for it for up to 2 minutes.
+    for _ in $(seq 1 60); do
+        command -v wrk >/dev/null && break
+        pgrep -x apt-get >/dev/null || pgrep -x dpkg >/dev/null || pgrep -x apt >/dev/null || break
+        log "waiting for a running apt/dpkg to finish (wrk missing)"
+        sleep 2
+    done
+fi
+if ! command -v wrk >/dev/null; then
+    log "installing wrk"
+    SUDO=""
+    ((EUID == 0)) || SUDO="sudo"
+    timeout 600 $SUDO apt-get install -y wrk \
+        || { timeout 600 $SUDO apt-get update && timeout 600 $SUDO apt-get install -y wrk; } \
+        || die "could not install wrk (apt-get install -y wrk)"
+fi
+command -v wrk >/dev/null || die "wrk is still missing"
+
+# ------------------------------------------------------------------------------------------
+# PostgreSQL: durability settings, postmaster, fresh database
+# ------------------------------------------------------------------------------------------
+qpg -c 'SELECT 1' >/dev/null || die "no PostgreSQL at $PG_HOST:$PG_PORT (user $PG_USER)"
+PG_VERSION=$(qpg -c 'SHOW server_version')
+FSYNC=$(qpg -c 'SHOW fsync')
+SYNC_COMMIT=$(qpg -c 'SHOW synchronous_commit')
+MAX_CONN=$(qpg -c 'SHOW max_connections')
+echo "PostgreSQL $PG_VERSION at $PG_HOST:$PG_PORT"
+echo "SHOW fsync              -> $FSYNC"
+echo "SHOW synchronous_commit -> $SYNC_COMMIT"
+[[ $FSYNC == on ]] || die "fsync is '$FSYNC': the benchmark needs fsync = on"
+[[ $SYNC_COMMIT == on ]] || die "synchronous_commit is '$SYNC_COMMIT': the benchmark needs synchronous_commit = on"
+max_c=0
+for c in $CONNECTIONS; do if ((c > max_c)); then max_c=$c; fi; done
+if ((MAX_CONN < max_c + ${POOL:-20} + 5)); then
+    die "max_connections = $MAX_CONN is too low for pgbench -c $max_c plus the service pool (${POOL:-20})"
+fi
+
+PG_PID=""
+DATA_DIR=$(qpg -c 'SHOW data_directory' 2>/dev/null || true)
+for pidfile in "$DATA_DIR/postmaster.pid" /var/lib/postgresql/15/main/postmaster.pid; do
+    if [[ -r $pidfile ]]; then
+        PG_PID=$(head -n 1 "$pidfile")
+        break
+    fi
+done
+if [[ -n $PG_PID && -r /proc/$PG_PID/stat ]]; then
+    echo "postmaster pid $PG_PID (data directory $DATA_DIR)"
+else
+    echo "WARNING: cannot read the postmaster's /proc entry: PostgreSQL CPU is not measured" >&2
+    PG_PID=""
+fi
+
+qpg -c "CREATE DATABASE $DB" >/dev/null
+DB_CREATED=1
+log "created database $DB"
+
+# ------------------------------------------------------------------------------------------
+# CPU and memory sampling from /proc
+# ------------------------------------------------------------------------------------------
+# utime+stime of one process, in clock ticks.
+proc_ticks() {
+    awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"
+}
+# PostgreSQL: the postmaster's utime+stime+cutime+cstime (cutime/cstime hold the children it
+# has reaped) plus utime+stime of its live children (backends, walwriter, checkpointer, ...).
+pg_ticks() {
+    [[ -n $PG_PID ]] || { echo ""; return 0; }
+    { cat /proc/[0-9]*/stat 2>/dev/null || true; } | awk -v pm="$PG_PID" '
+        { pid = $1; sub(/^.*\) /, "")   # fields now start at state (3)
+          if (pid == pm) t += $12 + $13 + $14 + $15
+          else if ($2 == pm) t += $12 + $13 }
+        END { print t + 0 }'
+}
+vm_hwm_mib() {
+    awk '/^VmHWM:/ { printf "%.0f", $2 / 1024 }' "/proc/$1/status"
+}
+# ms per request from a tick delta; "-" when not measurable.
+ms_per() { # ticks requests
+    awk -v t="$1" -v n="$2" -v hz="$CLK_TCK" 'BEGIN { if (t == "" || n <= 0) print "-"; else printf "%.3f", t * 1000 / hz / n }'
+}
+
+# ------------------------------------------------------------------------------------------
+# Keys and tokens
+# ------------------------------------------------------------------------------------------
+b64url() { openssl base64 -A | tr '+/' '-_' | tr -d '='; }
+openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$TMP/key.pem" 2>/dev/null
+openssl pkey -in "$TMP/key.pem" -pubout -out "$TMP/pub.pem"
+ISSUER="https://bench.local/$RUN_ID"
+make_jwt() { # payload-json
+    local h p s
+    h=$(printf '%s' '{"alg":"RS256","typ":"JWT"}' | b64url)
+    p=$(printf '%s' "$1" | b64url)
+    s=$(printf '%s' "$h.$p" | openssl dgst -sha256 -sign "$TMP/key.pem" | b64url)
+    printf '%s.%s.%s' "$h" "$p" "$s"
+}
+NOW=$(date +%s)
+EXP=$((NOW + 86400))
+TOKEN=$(make_jwt "{\"iss\":\"$ISSUER\",\"sub\":\"$OWNER\",\"iat\":$NOW,\"exp\":$EXP,\"jti\":\"$KEY_RUN-u\"}")
+ADMIN_TOKEN=$(make_jwt "{\"iss\":\"$ISSUER\",\"sub\":\"1\",\"iat\":$NOW,\"exp\":$EXP,\"jti\":\"$KEY_RUN-a\",\"groups\":[\"inventory-admin\"]}")
+
+# ------------------------------------------------------------------------------------------
+# Build and start the service
+# ------------------------------------------------------------------------------------------
+if ((BUILD)) || [[ ! -f $JAR ]]; then
+    log "building the jar (./mvnw -B -q package -DskipTests)"
+    JAVA_HOME="$JAVA_HOME" timeout 1800 ./mvnw -B -q package -DskipTests > "$OUT/build.log" 2>&1 \
+        || { tail -n 50 "$OUT/build.log"; die "build failed (see $OUT/build.log)"; }
+fi
+[[ -f $JAR ]] || die "no $JAR after the build"
+JAR_TIME=$(stat -c %y "$ROOT/target/quarkus-app/app" 2>/dev/null | cut -d. -f1)
+if [[ -n $(find "$ROOT/src/main" "$ROOT/pom.xml" -newer "$ROOT/target/quarkus-app/app" -type f -print -quit 2>/dev/null) ]]; then
+    echo "WARNING: src/main or pom.xml changed after the jar was built ($JAR_TIME): this run measures the old jar; pass --build to rebuild" >&2
+fi
+
+PORT=""
+for _ in $(seq 1 200); do
+    p=$((20000 + RANDOM % 20000))
+    if [[ -z $(ss -Htln "sport = :$p") ]]; then PORT=$p; break; fi
+done
+[[ -n $PORT ]] || die "no free port found"
+BASE="http://127.0.0.1:$PORT"
+
+log "starting the service on port $PORT (log: $OUT/service.log)"
+# env execs java, so $! is the JVM's pid. JAVA_OPTS is a list of options (word-split).
+# shellcheck disable=SC2086
+env QUARKUS_DATASOURCE_REACTIVE_URL="postgresql://$PG_HOST:$PG_PORT/$DB" \
+    QUARKUS_DATASOURCE_USERNAME="$PG_USER" \
+    MP_JWT_VERIFY_PUBLICKEY_LOCATION="$TMP/pub.pem" \
+    MP_JWT_VERIFY_ISSUER="$ISSUER" \
+    QUARKUS_HTTP_PORT="$PORT" \
+    QUARKUS_HTTP_HOST=127.0.0.1 \
+    ${POOL:+QUARKUS_DATASOURCE_REACTIVE_MAX_SIZE=$POOL} \
+    "$JAVA_HOME/bin/java" $JAVA_OPTS -jar "$JAR" > "$OUT/service.log" 2>&1 &
+SVC_PID=$!
+
+ready=0
+for _ in $(seq 1 180); do
+    kill -0 "$SVC_PID" 2>/dev/null || { tail -n 40 "$OUT/service.log"; die "the service exited during start-up"; }
+    if curl -fsS -o /dev/null --max-time 2 "$BASE/q/health/ready" 2>/dev/null; then ready=1; break; fi
+    sleep 1
+done
+((ready)) || { tail -n 40 "$OUT/service.log"; die "the service was not ready within 180 s"; }
+log "service ready (pid $SVC_PID), java $("$JAVA_HOME/bin/java" -version 2>&1 | head -n 1)"
+
+service_alive() {
+    kill -0 "$SVC_PID" 2>/dev/null || { tail -n 40 "$OUT/service.log"; die "the service died (see $OUT/service.log)"; }
+}
+
+# ------------------------------------------------------------------------------------------
+# Seed: SKUs 1..SKUS by SQL, the hot SKU through the API (checks the admin token too)
+# ------------------------------------------------------------------------------------------
+q -c "INSERT INTO sku_inventory (sku_id, available) SELECT g, $INITIAL_STOCK FROM generate_series(1, $SKUS) g"
+code=$(curl -sS -o "$TMP/put.json" -w '%{http_code}' --max-time 10 -X PUT "$BASE/api/inventory/$HOT_SKU" \
+    -H "Authorization: Bearer $ADMIN_TOKEN" -H 'Content-Type: application/json' -d "{\"available\": $INITIAL_STOCK}")
+[[ $code == 2* ]] || { cat "$TMP/put.json"; echo; die "PUT /api/inventory/$HOT_SKU answered $code"; }
+skus=$(q -c "SELECT count(*) FROM sku_inventory WHERE available = $INITIAL_STOCK")
+((skus == SKUS + 1)) || die "seeded $skus SKUs, expected $((SKUS + 1))"
+log "seeded $skus SKUs (1..$SKUS and hot SKU $HOT_SKU) with $INITIAL_STOCK each"
+
+# Smoke test: one create and its replay, so a broken token or header fails here, clearly.
+smoke() {
+    curl -sS -D "$TMP/smoke.h" -o "$TMP/smoke.json" -w '%{http_code}' --max-time 10 -X POST "$BASE/api/orders" \
+        -H "Authorization: Bearer $TOKEN" -H "Idempotency-Key: $KEY_RUN-smoke-0001" \
+        -H 'Content-Type: application/json' -d '{"skuId":1,"quantity":1}'
+}
+code=$(smoke)
+replayed=$(awk -F': *' 'tolower($1) == "idempotent-replayed" { gsub(/\r/, "", $2); print $2 }' "$TMP/smoke.h")
+[[ $code == 201 && $replayed == false ]] || { cat "$TMP/smoke.json"; echo; die "smoke create answered $code (Idempotent-Replayed: $replayed)"; }
+code=$(smoke)
+replayed=$(awk -F': *' 'tolower($1) == "idempotent-replayed" { gsub(/\r/, "", $2); print $2 }' "$TMP/smoke.h")
+[[ $code == 201 && $replayed == true ]] || { cat "$TMP/smoke.json"; echo; die "smoke replay answered $code (Idempotent-Replayed: $replayed)"; }
+log "smoke test passed (201 created, 201 replayed)"
+
+TOTAL_NEW=1          # 201 with Idempotent-Replayed: false, over every create-type request
+TOTAL_UNANSWERED=0   # requests whose outcome the client never learnt
+ROWS="$OUT/rows.tsv" # one line per measured run
+: > "$ROWS"
+declare -A RES
+
+# ------------------------------------------------------------------------------------------
+# wrk runs
+# ------------------------------------------------------------------------------------------
+checkpoint() { q -c 'CHECKPOINT'; }
+
+# run_wrk LABEL SCRIPT CONNECTIONS WINDOW [key=value ...]: sets RES[...] from the BENCH line.
+run_wrk() {
+    local label=$1 script=$2 conns=$3 window=$4
+    shift 4
+    local out="$OUT/wrk-$label.txt" s0 s1 p0 p1 rc=0 kv
+    checkpoint
+    service_alive
+    s0=$(proc_ticks "$SVC_PID")
+    p0=$(pg_ticks)
+    # wrk's main thread sleeps for all of -d. Each script thread prints "DRAINED thread N" once
+    # its window is over and every request it sent has its answer; then SIGINT ends wrk early
+    # (wrk prints its report and calls done()). -d (window + GRACE_SECONDS) is only the bound.
+    wrk -t "$THREADS" -c "$conns" -d "$((window + GRACE_SECONDS))s" --timeout "${WRK_TIMEOUT}s" --latency \
+        -s "$BENCH_DIR/lua/$script.lua" "$BASE/api/orders" -- \
+        "prefix=$KEY_RUN-$label" "token=$TOKEN" "window=$window" "skus=$SKUS" "hot=$HOT_SKU" \
+        "nthreads=$THREADS" "$@" > "$out" 2>&1 &
+    WRK_PID=$!
+    local limit=$((SECONDS + window + GRACE_SECONDS + 30)) signalled=0 drained
+    while kill -0 "$WRK_PID" 2>/dev/null; do
+        drained=$(grep -c '^DRAINED ' "$out" 2>/dev/null || true)
+        if ((!signalled && drained >= THREADS)); then
+            kill -INT "$WRK_PID" 2>/dev/null || true
+            signalled=1
+        fi
+        if ((SECONDS > limit)); then
+            echo "wrk $label did not end in time: killing it" >&2
+            kill -KILL "$WRK_PID" 2>/dev/null || true
+            break
+        fi
+        sleep 0.1
+    done
+    wait "$WRK_PID" || rc=$?
+    WRK_PID=""
+    s1=$(proc_ticks "$SVC_PID")
+    p1=$(pg_ticks)
+    service_alive
+    if ((rc != 0)) || ! grep -q '^BENCH ' "$out"; then
+        cat "$out"
+        die "wrk $label failed (exit $rc), see $out"
+    fi
+    RES=()
+    for kv in $(grep '^BENCH ' "$out" | tail -n 1 | cut -d' ' -f2-); do
+        RES[${kv%%=*}]=${kv#*=}
+    done
+    RES[svc_ticks]=$((s1 - s0))
+    RES[pg_ticks]=$([[ -n $p0 ]] && echo $((p1 - p0)) || echo "")
+    RES[rss]=$(vm_hwm_mib "$SVC_PID")
+    # Errors: every answer other than 201 (or a 201 without Idempotent-Replayed), every request
+    # left without an answer (read/write error or still in flight at the end: outcome unknown),
+    # every failed connect and every answer slower than --timeout.
+    local n=0 detail=""
+    n=$((RES[non201] + RES[unmarked201] + RES[unanswered] + RES[connect] + RES[timeout]))
+    [[ ${RES[codes]} == - ]] || detail+=" status ${RES[codes]}"
+    ((RES[unmarked201] == 0)) || detail+=" 201-without-Idempotent-Replayed:${RES[unmarked201]}"
+    ((RES[unanswered] == 0)) || detail+=" unanswered:${RES[unanswered]} (socket read errors ${RES[read]}, write errors ${RES[write]})"
+    ((RES[connect] == 0)) || detail+=" connect:${RES[connect]}"
+    ((RES[timeout] == 0)) || detail+=" timeout>${WRK_TIMEOUT}s:${RES[timeout]}"
+    RES[errors]=$n
+    RES[error_detail]=${detail# }
+    log "$(printf '%-14s c=%-3s %9.1f req/s  p50 %s us  p99 %s us  201 new %s  replayed %s  errors %s %s' \
+        "$label" "$conns" "${RES[rps]}" "${RES[p50_us]}" "${RES[p99_us]}" "${RES[new201]}" "${RES[replay201]}" \
+        "$n" "${RES[error_detail]}")"
+}
+
+# add_row SCENARIO CONNECTIONS: the current RES as a table row.
+add_row() {
+    local svc_cpu pg_cpu
+    svc_cpu=$(ms_per "${RES[svc_ticks]}" "${RES[received]}")
+    pg_cpu=$(ms_per "${RES[pg_ticks]}" "${RES[received]}")
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "${RES[rps]}" \
+        "$(awk -v u="${RES[p50_us]}" 'BEGIN { printf "%.2f", u / 1000 }')" \
+        "$(awk -v u="${RES[p99_us]}" 'BEGIN { printf "%.2f", u / 1000 }')" \
+        "${RES[errors]}" "${RES[error_detail]:--}" "${RES[rss]}" "$svc_cpu" "$pg_cpu" \
+        "${RES[new201]}" "${RES[replay201]}" >> "$ROWS"
+}
+
+count_new() {
+    TOTAL_NEW=$((TOTAL_NEW + RES[new201]))
+    TOTAL_UNANSWERED=$((TOTAL_UNANSWERED + RES[unanswered]))
+}
+
+if ((WARMUP_SECONDS > 0)); then
+    log "warm-up: create, 64 connections, $WARMUP_SECONDS s"
+    run_wrk warmup create 64 "$WARMUP_SECONDS"
+    count_new
+fi
+
+for scenario in create create-hot; do
+    for c in $CONNECTIONS; do
+        run_wrk "$scenario-c$c" "$scenario" "$c" "$DURATION"
+        count_new
+        add_row "$scenario" "$c"
+    done
+done
+
+log "replay: creating $REPLAY_KEYS keys"
+run_wrk replay-prime replay 16 120 "count=$REPLAY_KEYS" mode=prime
+count_new
+PRIMED_NEW=${RES[new201]}
+PRIMED_ERRORS=${RES[errors]}
+REPLAY_NEW=0
+for c in $CONNECTIONS; do
+    # The replay runs use the primed keys: same prefix as the prime run.
+    run_wrk "replay-c$c" replay "$c" "$DURATION" "count=$REPLAY_KEYS" mode=replay "prefix=$KEY_RUN-replay-prime"
+    count_new
+    REPLAY_NEW=$((REPLAY_NEW + RES[new201]))
+    add_row replay "$c"
+done
+
+for c in $CONNECTIONS; do
+    run_wrk "mixed-c$c" mixed "$c" "$DURATION"
+    count_new
+    add_row mixed "$c"
+done
+
+# ------------------------------------------------------------------------------------------
+# The ceiling: pgbench running exactly the SQL of one order creation
+# ------------------------------------------------------------------------------------------
+# -l (a line per transaction, for p50/p99) costs the ceiling a few per cent: only on request.
+PGBENCH_LOG_ARGS=()
+declare -A LAT_AVG
+for c in $CONNECTIONS; do
+    out="$OUT/pgbench-c$c.txt"
+    [[ $CEILING_LATENCY != 1 ]] || PGBENCH_LOG_ARGS=(-l --log-prefix="$OUT/pgbench-log-c$c")
+    checkpoint
+    p0=$(pg_ticks)
+    rc=0
+    timeout --kill-after=10 $((DURATION + 120)) \
+        pgbench -h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER" -n -M prepared -f "$BENCH_DIR/ceiling.sql" \
+        -T "$DURATION" -c "$c" -j "$THREADS" "${PGBENCH_LOG_ARGS[@]}" "$DB" > "$out" 2>&1 || rc=$?
+    p1=$(pg_ticks)
+    tps=$(awk '/^tps = / { print $3; exit }' "$out")
+    done_tx=$(awk -F': ' '/^number of transactions actually processed/ { print $2; exit }' "$out")
+    failed_tx=$(awk '/^number of failed transactions/ { print $5; exit }' "$out")
+    lat_avg=$(awk '/^latency average = / { print $4; exit }' "$out")
+    aborted=$(grep -c 'aborted' "$out" || true)
+    if [[ -z $tps || -z $done_tx ]]; then
+        cat "$out"
+        die "pgbench -c $c failed (exit $rc), see $out"
+    fi
+    errors=$((${failed_tx:-0} + aborted))
+    detail="-"
+    ((rc == 0)) || detail="pgbench exit $rc"
+    ((aborted == 0)) || detail="$aborted aborted client(s), see $out"
+    # Transaction latency percentiles from the per-transaction log (3rd field, microseconds),
+    # when CEILING_LATENCY=1 made pgbench write one.
+    read -r p50 p99 < <(cat "$OUT"/pgbench-log-c"$c".* 2>/dev/null | awk '$3 ~ /^[0-9]+$/ { print $3 }' | sort -n | awk '
+        { v[NR] = $1 }
+        END { if (NR == 0) { print "- -"; exit }
+              i = int(NR * 0.50); if (i < NR * 0.50) i++; if (i < 1) i = 1
+              j = int(NR * 0.99); if (j < NR * 0.99) j++; if (j < 1) j = 1
+              printf "%.2f %.2f\n", v[i] / 1000, v[j] / 1000 }')
+    rm -f "$OUT"/pgbench-log-c"$c".*
+    pg_cpu=$(ms_per "$([[ -n $p0 ]] && echo $((p1 - p0)))" "$done_tx")
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "ceiling (pgbench)" "$c" \
+        "$(printf '%.1f' "$tps")" "$p50" "$p99" "$errors" "$detail" "-" "-" "$pg_cpu" "-" "-" >> "$ROWS"
+    LAT_AVG[$c]=$lat_avg
+    log "$(printf '%-14s c=%-3s %9.1f tps    latency avg %s ms  p50 %s ms  p99 %s ms  errors %s' "pgbench" "$c" "$tps" "${lat_avg:--}" "$p50" "$p99" "$errors")"
+done
+
+# ------------------------------------------------------------------------------------------
+# Table
+# ------------------------------------------------------------------------------------------
+rps_of() { awk -F'\t' -v s="$1" -v c="$2" '$1 == s && $2 == c { print $3; exit }' "$ROWS"; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b + 0 == 0) print "-"; else printf "%.2f", a / b }'; }
+
+RESULTS="$OUT/results.md"
+{
+    echo "# Benchmark $RUN_ID"
+    echo
+    echo "- commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')$( [[ -n $(git -C "$ROOT" status --porcelain -- src pom.xml 2>/dev/null) ]] && echo ' (src/ has uncommitted changes)'); jar built $JAR_TIME"
+    echo "- PostgreSQL $PG_VERSION, fsync=$FSYNC, synchronous_commit=$SYNC_COMMIT; $(nproc) CPUs"
+    echo "- $("$JAVA_HOME/bin/java" -version 2>&1 | head -n 1); pool max size ${POOL:-service default}"
+    echo "- DURATION=${DURATION}s per run, WARMUP_SECONDS=$WARMUP_SECONDS, wrk -t $THREADS --latency, pgbench -n -M prepared -j $THREADS${PGBENCH_LOG_ARGS:+ -l}"
+    echo
+    echo "| scenario | conns | req/s | p50 ms | p99 ms | errors | service peak RSS MiB | service CPU ms/req | PostgreSQL CPU ms/req | 201 new | 201 replayed |"
+    echo "|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|"
+    while IFS=$'\t' read -r s c rps p50 p99 err det rss scpu pcpu n r; do
+        e=$err
+        [[ $det == - ]] || e="$err ($det)"
+        echo "| $s | $c | $rps | $p50 | $p99 | $e | $rss | $scpu | $pcpu | $n | $r |"
+    done < "$ROWS"
+    echo
+    for c in $CONNECTIONS; do
+        echo "- create at $c connections: $(rps_of create "$c") req/s; ceiling (pgbench): $(rps_of 'ceiling (pgbench)' "$c") tps" \
+            "(transaction latency average ${LAT_AVG[$c]:--} ms); replay: $(rps_of replay "$c") req/s"
+    done
+    echo
+    line="**create ÷ ceiling:"
+    sep=" "
+    for c in $CONNECTIONS; do
+        line+="$sep$(ratio "$(rps_of create "$c")" "$(rps_of 'ceiling (pgbench)' "$c")") at $c connections"
+        sep=", "
+    done
+    line+=" · replay ÷ create at $max_c connections: $(ratio "$(rps_of replay "$max_c")" "$(rps_of create "$max_c")")**"
+    echo "$line"
+} > "$RESULTS"
+
+# ------------------------------------------------------------------------------------------
+# Correctness on the database
+# ------------------------------------------------------------------------------------------
+FAILS=0
+check() { # PASS-condition(0/1) message
+    if [[ $1 == 1 ]]; then echo "PASS  $2"; else echo "FAIL  $2"; FAILS=$((FAILS + 1)); fi
+}
+svc_orders=$(q -c "SELECT count(*) FROM purchase_order WHERE order_no NOT LIKE 'PG-%'")
+pg_orders=$(q -c "SELECT count(*) FROM purchase_order WHERE order_no LIKE 'PG-%'")
+IFS='|' read -r succeeded linked distinct_orders not_succeeded < <(q -c "
+    SELECT count(*) FILTER (WHERE r.status = 'SUCCEEDED'),
+           count(o.id) FILTER (WHERE r.status = 'SUCCEEDED'),
+           count(DISTINCT o.id) FILTER (WHERE r.status = 'SUCCEEDED'),
+           count(*) FILTER (WHERE r.status <> 'SUCCEEDED')
+      FROM idempotency_record r
+      LEFT JOIN purchase_order o
+        ON o.id = r.resource_id AND o.owner_id = r.owner_id AND o.order_no NOT LIKE 'PG-%'
+     WHERE r.operation = 'CREATE_ORDER' AND r.idempotency_key NOT LIKE 'pg-%'")
+IFS='|' read -r taken ordered skus_off orphan < <(q -c "
+    SELECT coalesce(sum($INITIAL_STOCK::bigint - i.available), 0),
+           (SELECT coalesce(sum(quantity), 0) FROM purchase_order),
+           count(*) FILTER (WHERE $INITIAL_STOCK::bigint - i.available <> coalesce(o.q, 0)),
+           (SELECT count(*) FROM purchase_order p WHERE NOT EXISTS (SELECT 1 FROM sku_inventory s WHERE s.sku_id = p.sku_id))
+      FROM sku_inventory i
+      LEFT JOIN (SELECT sku_id, sum(quantity) AS q FROM purchase_order GROUP BY sku_id) o USING (sku_id)")
+
+{
+    echo
+    echo "## Correctness"
+    echo
+    echo '```'
+    hint=""
+    if [[ $svc_orders != "$TOTAL_NEW" ]] && ((TOTAL_UNANSWERED > 0)); then
+        hint=" - $TOTAL_UNANSWERED request(s) got no answer, so their outcome is unknown to the client"
+        ((svc_orders >= TOTAL_NEW && svc_orders <= TOTAL_NEW + TOTAL_UNANSWERED)) \
+            && hint+=" (the difference is within that)" || hint+=" (the difference is NOT within that)"
+    fi
+    check "$([[ $svc_orders == "$TOTAL_NEW" ]] && echo 1 || echo 0)" \
+        "orders created by the service ($svc_orders, order_no not 'PG-%') = 201 Idempotent-Replayed:false counted ($TOTAL_NEW, warm-up, smoke test and all create-type runs)$hint"
+    check "$([[ $succeeded == "$linked" && $linked == "$distinct_orders" && $distinct_orders == "$svc_orders" ]] && echo 1 || echo 0)" \
+        "one order per key: SUCCEEDED CREATE_ORDER records $succeeded, pointing to an order of their owner $linked, distinct orders $distinct_orders, service orders $svc_orders"
+    check "$([[ $taken == "$ordered" && $skus_off == 0 && $orphan == 0 ]] && echo 1 || echo 0)" \
+        "stock ledger exact: stock taken $taken = quantity ordered $ordered (incl. $pg_orders pgbench orders); SKUs off: $skus_off; orders on unknown SKUs: $orphan"
+    check "$([[ $PRIMED_NEW == "$REPLAY_KEYS" && $PRIMED_ERRORS == 0 ]] && echo 1 || echo 0)" \
+        "replay keys primed: $PRIMED_NEW of $REPLAY_KEYS created, $PRIMED_ERRORS errors"
+    check "$([[ $REPLAY_NEW == 0 ]] && echo 1 || echo 0)" \
+        "replay runs created nothing new: $REPLAY_NEW 201 Idempotent-Replayed:false"
+    echo "INFO  idempotency records not SUCCEEDED (service keys): $not_succeeded"
+    total_errors=$(awk -F'\t' '{ s += $6 } END { print s + 0 }' "$ROWS")
+    if ((total_errors > 0)); then
+        echo "WARN  $total_errors request/transaction errors in the measured runs (see the errors column)"
+    fi
+    echo '```'
+} > "$OUT/checks.txt"
+cat "$OUT/checks.txt" >> "$RESULTS"
+
+echo
+cat "$RESULTS"
+echo
+if ((FAILS > 0)); then
+    die "$FAILS correctness check(s) failed"
+fi
+log "all correctness checks passed"
