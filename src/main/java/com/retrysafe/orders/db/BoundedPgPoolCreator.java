@@ -41,7 +41,12 @@ public class BoundedPgPoolCreator implements PgPoolCreator {
     @Override
     public Pool create(Input input) {
         int timeoutMillis = millis(config.dbTimeout());
-        int lockWaitMillis = Math.min(timeoutMillis, millis(config.inFlightWait()));
+        int lockWaitMillis = millis(config.inFlightWait());
+        if (lockWaitMillis >= timeoutMillis) {
+            // Below the statement bound, so a long wait for the first request still ends as
+            // 409 request-in-progress rather than as a cancelled statement (503).
+            lockWaitMillis = Math.max(1, timeoutMillis * 9 / 10);
+        }
         for (PgConnectOptions options : input.pgConnectOptionsList()) {
             options.addProperty("statement_timeout", Integer.toString(timeoutMillis));
             options.addProperty("lock_timeout", Integer.toString(lockWaitMillis));
