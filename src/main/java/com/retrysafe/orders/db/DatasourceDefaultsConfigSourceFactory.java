@@ -20,7 +20,8 @@ import io.smallrye.config.PropertiesConfigSource;
  * explicitly wins:
  * <ul>
  * <li>the JDBC URL that Flyway needs, derived from the reactive URL: without it Flyway skips the
- * migrations without a word, and the service would run on a schema that is not there;</li>
+ * migrations without a word, and the service would run on a schema that is not there; and the
+ * other way round, the reactive URL when only the JDBC URL is given;</li>
  * <li>in dev and test, when no database is configured at all, a real PostgreSQL started from a
  * Maven artifact ({@code TEST_PG_URL} picks an existing server for tests instead).</li>
  * </ul>
@@ -38,6 +39,12 @@ public class DatasourceDefaultsConfigSourceFactory implements ConfigSourceFactor
         String reactiveUrl = value(context, REACTIVE_URL);
         List<String> profiles = context.getProfiles();
 
+        String jdbcUrl = value(context, JDBC_URL);
+        if (reactiveUrl == null && jdbcUrl != null && jdbcUrl.startsWith("jdbc:postgresql:")) {
+            // Only the JDBC URL was given: the reactive pool reads the same address.
+            reactiveUrl = jdbcUrl.substring("jdbc:".length());
+            defaults.put(REACTIVE_URL, reactiveUrl);
+        }
         if (reactiveUrl == null && profiles.contains("test") && System.getenv("TEST_PG_URL") != null) {
             reactiveUrl = System.getenv("TEST_PG_URL");
             defaults.put(REACTIVE_URL, reactiveUrl);

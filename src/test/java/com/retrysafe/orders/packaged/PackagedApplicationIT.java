@@ -168,6 +168,30 @@ class PackagedApplicationIT {
         }
     }
 
+    @Test
+    void aJdbcUrlAloneIsEnough() throws Exception {
+        Map<String, String> env = new HashMap<>();
+        env.put("QUARKUS_DATASOURCE_JDBC_URL", "jdbc:postgresql://" + host + ":" + port + "/" + database);
+        env.put("QUARKUS_DATASOURCE_USERNAME", user);
+        env.put("MP_JWT_VERIFY_PUBLICKEY_LOCATION", publicKeyPem.toAbsolutePath().toString());
+        env.put("MP_JWT_VERIFY_ISSUER", ISSUER);
+        int httpPort = freePort();
+        env.put("QUARKUS_HTTP_PORT", Integer.toString(httpPort));
+        Process app = start(env, "jdbc-only");
+        try {
+            String base = "http://127.0.0.1:" + httpPort;
+            awaitReady(base, app);
+            String admin = Jwt.issuer(ISSUER).subject("2").groups(Set.of("inventory-admin")).sign(keys.getPrivate());
+            assertEquals(200, send(HttpRequest.newBuilder(URI.create(base + "/api/inventory/20002"))
+                    .header("Authorization", "Bearer " + admin).header("Content-Type", "application/json")
+                    .PUT(HttpRequest.BodyPublishers.ofString("{\"available\": 1}"))).statusCode(),
+                    "the reactive pool reached the database named only by the JDBC URL");
+        } finally {
+            app.destroy();
+            assertTrue(app.waitFor(30, TimeUnit.SECONDS));
+        }
+    }
+
     private static HttpRequest.Builder order(String base, String token, String key, String body) {
         return HttpRequest.newBuilder(URI.create(base + "/api/orders"))
                 .header("Authorization", "Bearer " + token)
