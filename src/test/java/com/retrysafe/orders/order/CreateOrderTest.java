@@ -226,6 +226,23 @@ class CreateOrderTest {
     }
 
     @Test
+    void theKeyIsCheckedBeforeTheBodyAndAfterTheToken() {
+        long owner = TestIds.owner();
+        for (String body : new String[] { "", "{\"skuId\": 1", "{\"quantity\": 500}" }) {
+            RestAssured.given()
+                    .header("Authorization", "Bearer " + com.retrysafe.orders.support.Tokens.user(owner))
+                    .contentType("application/json").body(body)
+                    .when().post("/api/orders")
+                    .then().statusCode(400).body("type", equalTo("/problems/missing-idempotency-key"));
+            createOrder(owner, "bad key", body).then().statusCode(400)
+                    .body("type", equalTo("/problems/invalid-idempotency-key"));
+        }
+        RestAssured.given().contentType("application/json").body("{}").when().post("/api/orders")
+                .then().statusCode(401).body("type", equalTo("/problems/unauthorized"));
+        assertEquals(0, Db.count("SELECT count(*) FROM idempotency_record WHERE owner_id = ?", owner));
+    }
+
+    @Test
     void keysAtTheLengthLimitsAreAccepted() {
         long owner = TestIds.owner();
         long sku = skuWithStock(10);

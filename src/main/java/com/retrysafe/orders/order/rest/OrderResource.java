@@ -18,6 +18,7 @@ import org.jboss.resteasy.reactive.RestResponse;
 
 import com.retrysafe.orders.idempotency.IdempotencyKey;
 import com.retrysafe.orders.idempotency.IdempotentResponse;
+import com.retrysafe.orders.idempotency.RequiresIdempotencyKey;
 import com.retrysafe.orders.order.CreateOrderRequest;
 import com.retrysafe.orders.order.Order;
 import com.retrysafe.orders.order.OrderPage;
@@ -43,9 +44,11 @@ public class OrderResource {
     }
 
     @POST
+    @RequiresIdempotencyKey
     @Consumes(MediaType.APPLICATION_JSON)
     public Uni<RestResponse<String>> create(HttpHeaders headers, @Valid @NotNull CreateOrderRequest request) {
         long ownerId = owner.id();
+        // Already checked by IdempotencyKeyFilter, before the body was read.
         IdempotencyKey key = IdempotencyKey.fromHeader(headers.getRequestHeader(IdempotencyKey.HEADER));
         return orders.create(ownerId, key, request).map(IdempotentResponse::toRestResponse);
     }
