@@ -116,11 +116,8 @@ class PackagedApplicationIT {
     @Test
     void servesTheContractConfiguredByEnvironmentAlone() throws Exception {
         Map<String, String> env = databaseEnv();
-        env.put("MP_JWT_VERIFY_PUBLICKEY_LOCATION", publicKeyPem.toAbsolutePath().toString());
-        env.put("MP_JWT_VERIFY_ISSUER", ISSUER);
         env.put("IDEMPOTENCY_RETENTION", "48h");
-        int httpPort = freePort();
-        env.put("QUARKUS_HTTP_PORT", Integer.toString(httpPort));
+        int httpPort = withKeyAndPort(env);
         Process app = start(env, "app");
         try {
             String base = "http://127.0.0.1:" + httpPort;
@@ -173,10 +170,7 @@ class PackagedApplicationIT {
         Map<String, String> env = new HashMap<>();
         env.put("QUARKUS_DATASOURCE_JDBC_URL", "jdbc:postgresql://" + host + ":" + port + "/" + database);
         env.put("QUARKUS_DATASOURCE_USERNAME", user);
-        env.put("MP_JWT_VERIFY_PUBLICKEY_LOCATION", publicKeyPem.toAbsolutePath().toString());
-        env.put("MP_JWT_VERIFY_ISSUER", ISSUER);
-        int httpPort = freePort();
-        env.put("QUARKUS_HTTP_PORT", Integer.toString(httpPort));
+        int httpPort = withKeyAndPort(env);
         Process app = start(env, "jdbc-only");
         try {
             String base = "http://127.0.0.1:" + httpPort;
@@ -198,6 +192,15 @@ class PackagedApplicationIT {
                 .header("Idempotency-Key", key)
                 .header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString(body));
+    }
+
+    /** Adds the JWT verification settings and a free HTTP port to {@code env}; returns the port. */
+    private static int withKeyAndPort(Map<String, String> env) throws IOException {
+        env.put("MP_JWT_VERIFY_PUBLICKEY_LOCATION", publicKeyPem.toAbsolutePath().toString());
+        env.put("MP_JWT_VERIFY_ISSUER", ISSUER);
+        int httpPort = freePort();
+        env.put("QUARKUS_HTTP_PORT", Integer.toString(httpPort));
+        return httpPort;
     }
 
     private static Map<String, String> databaseEnv() {
