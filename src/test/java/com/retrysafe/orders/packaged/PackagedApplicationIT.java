@@ -194,6 +194,91 @@ class PackagedApplicationIT {
                 .POST(HttpRequest.BodyPublishers.ofString(body));
     }
 
+    @Test
+    void aCrashMidFlightNeitherLosesNorDuplicatesAnOrder() throws Exception {
+        int orders = 300;
+        int initialStock = 100_000;
+        String owner = Jwt.issuer(ISSUER).subject("88").sign(keys.getPrivate());
+        String admin = Jwt.issuer(ISSUER).subject("1").groups(Set.of("inventory-admin")).sign(keys.getPrivate());
+        Map<String, String> env = databaseEnv();
+        int firstPort = withKeyAndPort(env);
+        Process app = start(env, "crash-before");
+        String base = "http://127.0.0.1:" + firstPort;
+        awaitReady(base, app);
+        assertEquals(200, send(HttpRequest.newBuilder(URI.create(base + "/api/inventory/30003"))
+                .header("Authorization", "Bearer " + admin).header("Content-Type", "application/json")
+                .PUT(HttpRequest.BodyPublishers.ofString("{\"available\": " + initialStock + "}"))).statusCode());
+
+        String run = UUID.randomUUID().toString().substring(0, 8);
+        java.util.List<String> keys = new java.util.ArrayList<>();
+        java.util.List<java.util.concurrent.CompletableFuture<HttpResponse<String>>> inFlight = new java.util.ArrayList<>();
+        for (int i = 0; i < orders; i++) {
+            String key = "crash-" + run + "-" + i;
+            keys.add(key);
+            inFlight.add(HTTP.sendAsync(order(base, owner, key, body(i)).timeout(Duration.ofSeconds(20)).build(),
+                    HttpResponse.BodyHandlers.ofString()));
+        }
+        // Kill -9 while the burst is being served: some answered, some mid-transaction, some not started.
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (inFlight.stream().filter(java.util.concurrent.CompletableFuture::isDone).count() < orders / 5
+                && System.nanoTime() < deadline) {
+            TimeUnit.MILLISECONDS.sleep(5);
+        }
+        app.destroyForcibly();
+        assertTrue(app.waitFor(30, TimeUnit.SECONDS));
+
+        Map<String, String> answeredBeforeCrash = new HashMap<>();
+        for (int i = 0; i < orders; i++) {
+            try {
+                HttpResponse<String> response = inFlight.get(i).get(30, TimeUnit.SECONDS);
+                assertEquals(201, response.statusCode(), response.body());
+                answeredBeforeCrash.put(keys.get(i), response.body());
+            } catch (java.util.concurrent.ExecutionException lostWithTheProcess) {
+                // no answer: the client cannot know, so it retries with the same key
+            }
+        }
+        assertTrue(answeredBeforeCrash.size() < orders, "the crash must interrupt the burst");
+
+        Map<String, String> restartEnv = databaseEnv();
+        int secondPort = withKeyAndPort(restartEnv);
+        Process restarted = start(restartEnv, "crash-after");
+        try {
+            String again = "http://127.0.0.1:" + secondPort;
+            awaitReady(again, restarted);
+            for (int i = 0; i < orders; i++) {
+                HttpResponse<String> retry = send(order(again, owner, keys.get(i), body(i)));
+                assertEquals(201, retry.statusCode(), retry.body());
+                String before = answeredBeforeCrash.get(keys.get(i));
+                if (before != null) {
+                    assertEquals("true", retry.headers().firstValue("Idempotent-Replayed").orElseThrow());
+                    assertEquals(new com.fasterxml.jackson.databind.ObjectMapper().readTree(before),
+                            new com.fasterxml.jackson.databind.ObjectMapper().readTree(retry.body()),
+                            "a 201 seen before the crash replays the same order after it");
+                }
+            }
+        } finally {
+            restarted.destroy();
+            assertTrue(restarted.waitFor(30, TimeUnit.SECONDS));
+        }
+
+        try (Connection db = jdbc(database); Statement statement = db.createStatement()) {
+            assertEquals(orders, single(statement, "SELECT count(*) FROM purchase_order WHERE owner_id = 88"),
+                    "exactly one order per key");
+            assertEquals(orders, single(statement, "SELECT count(DISTINCT resource_id) FROM idempotency_record "
+                    + "WHERE owner_id = 88 AND status = 'SUCCEEDED' AND idempotency_key LIKE 'crash-" + run + "-%'"));
+            assertEquals(0, single(statement, "SELECT count(*) FROM idempotency_record WHERE owner_id = 88 "
+                    + "AND status <> 'SUCCEEDED'"), "nothing half-written survives the crash");
+            long sold = single(statement, "SELECT sum(quantity) FROM purchase_order WHERE owner_id = 88");
+            assertEquals(initialStock - sold,
+                    single(statement, "SELECT available FROM sku_inventory WHERE sku_id = 30003"),
+                    "the stock ledger is exact across the crash");
+        }
+    }
+
+    private static String body(int i) {
+        return "{\"skuId\": 30003, \"quantity\": " + (1 + i % 3) + "}";
+    }
+
     /** Adds the JWT verification settings and a free HTTP port to {@code env}; returns the port. */
     private static int withKeyAndPort(Map<String, String> env) throws IOException {
         env.put("MP_JWT_VERIFY_PUBLICKEY_LOCATION", publicKeyPem.toAbsolutePath().toString());
