@@ -38,9 +38,6 @@ public final class DatabaseErrors {
             if (t instanceof VertxException vertx && isConnectionTrouble(vertx.getMessage())) {
                 return true;
             }
-            if (t.getCause() == t) {
-                break;
-            }
         }
         return false;
     }
@@ -49,9 +46,6 @@ public final class DatabaseErrors {
         for (Throwable t = failure; t != null; t = t.getCause()) {
             if (t instanceof PgException pg) {
                 return sqlState.equals(pg.getSqlState());
-            }
-            if (t.getCause() == t) {
-                break;
             }
         }
         return false;
@@ -63,7 +57,7 @@ public final class DatabaseErrors {
             if (t instanceof PgException pg) {
                 return "SQLSTATE " + pg.getSqlState() + " (" + pg.getErrorMessage() + ")";
             }
-            if (t.getCause() == null || t.getCause() == t) {
+            if (t.getCause() == null) {
                 return t.getClass().getSimpleName() + ": " + t.getMessage();
             }
         }

@@ -123,13 +123,10 @@ class PackagedApplicationIT {
             String base = "http://127.0.0.1:" + httpPort;
             awaitReady(base, app);
 
-            String admin = Jwt.issuer(ISSUER).subject("1").groups(Set.of("inventory-admin")).sign(keys.getPrivate());
             String owner = Jwt.issuer(ISSUER).subject("77").sign(keys.getPrivate());
             String stranger = Jwt.issuer("https://someone-else").subject("77").sign(keys.getPrivate());
 
-            assertEquals(200, send(HttpRequest.newBuilder(URI.create(base + "/api/inventory/10001"))
-                    .header("Authorization", "Bearer " + admin).header("Content-Type", "application/json")
-                    .PUT(HttpRequest.BodyPublishers.ofString("{\"available\": 5}"))).statusCode());
+            assertEquals(200, setStock(base, 10001, 5));
 
             String key = "it-" + UUID.randomUUID();
             HttpResponse<String> first = send(order(base, owner, key, "{\"skuId\": 10001, \"quantity\": 2}"));
@@ -175,10 +172,7 @@ class PackagedApplicationIT {
         try {
             String base = "http://127.0.0.1:" + httpPort;
             awaitReady(base, app);
-            String admin = Jwt.issuer(ISSUER).subject("2").groups(Set.of("inventory-admin")).sign(keys.getPrivate());
-            assertEquals(200, send(HttpRequest.newBuilder(URI.create(base + "/api/inventory/20002"))
-                    .header("Authorization", "Bearer " + admin).header("Content-Type", "application/json")
-                    .PUT(HttpRequest.BodyPublishers.ofString("{\"available\": 1}"))).statusCode(),
+            assertEquals(200, setStock(base, 20002, 1),
                     "the reactive pool reached the database named only by the JDBC URL");
         } finally {
             app.destroy();
@@ -199,15 +193,12 @@ class PackagedApplicationIT {
         int orders = 300;
         int initialStock = 100_000;
         String owner = Jwt.issuer(ISSUER).subject("88").sign(keys.getPrivate());
-        String admin = Jwt.issuer(ISSUER).subject("1").groups(Set.of("inventory-admin")).sign(keys.getPrivate());
         Map<String, String> env = databaseEnv();
         int firstPort = withKeyAndPort(env);
         Process app = start(env, "crash-before");
         String base = "http://127.0.0.1:" + firstPort;
         awaitReady(base, app);
-        assertEquals(200, send(HttpRequest.newBuilder(URI.create(base + "/api/inventory/30003"))
-                .header("Authorization", "Bearer " + admin).header("Content-Type", "application/json")
-                .PUT(HttpRequest.BodyPublishers.ofString("{\"available\": " + initialStock + "}"))).statusCode());
+        assertEquals(200, setStock(base, 30003, initialStock));
 
         String run = UUID.randomUUID().toString().substring(0, 8);
         java.util.List<String> keys = new java.util.ArrayList<>();
@@ -273,6 +264,14 @@ class PackagedApplicationIT {
                     single(statement, "SELECT available FROM sku_inventory WHERE sku_id = 30003"),
                     "the stock ledger is exact across the crash");
         }
+    }
+
+    /** Sets a SKU's stock as an inventory-admin; returns the HTTP status. */
+    private static int setStock(String base, long skuId, int available) {
+        String admin = Jwt.issuer(ISSUER).subject("1").groups(Set.of("inventory-admin")).sign(keys.getPrivate());
+        return send(HttpRequest.newBuilder(URI.create(base + "/api/inventory/" + skuId))
+                .header("Authorization", "Bearer " + admin).header("Content-Type", "application/json")
+                .PUT(HttpRequest.BodyPublishers.ofString("{\"available\": " + available + "}"))).statusCode();
     }
 
     private static String body(int i) {
