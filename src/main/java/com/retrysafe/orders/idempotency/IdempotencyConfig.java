@@ -32,6 +32,8 @@ public interface IdempotencyConfig {
 
     Cleanup cleanup();
 
+    Redis redis();
+
     interface Cleanup {
 
         /** How often expired records are purged. */
@@ -43,5 +45,42 @@ public interface IdempotencyConfig {
         @Min(1)
         @Max(100_000)
         int batchSize();
+    }
+
+    /** The optional Redis fast layer (API.md section 7a); the database stays the last word. */
+    interface Redis {
+
+        /** Off: no Redis setting is needed and no connection is ever made. */
+        @WithDefault("false")
+        boolean enabled();
+
+        /** Bound on each Redis call; past it the call counts as an error and the database decides. */
+        @WithDefault("50ms")
+        Duration timeout();
+
+        /** Longest a finished response stays cached; never longer than the record's remaining retention. */
+        @WithDefault("1h")
+        Duration resultTtl();
+
+        /**
+         * Lifetime of the in-flight marker. A marker left by a crashed instance only turns a
+         * duplicate's wait into an immediate claim attempt, so a short value costs nothing.
+         */
+        @WithDefault("10s")
+        Duration inFlightTtl();
+
+        Breaker breaker();
+
+        interface Breaker {
+
+            /** Consecutive failed calls that open the breaker. */
+            @WithDefault("5")
+            @Min(1)
+            int failureThreshold();
+
+            /** How long Redis is skipped once the breaker is open, before one call tries it again. */
+            @WithDefault("5s")
+            Duration openFor();
+        }
     }
 }

@@ -17,9 +17,12 @@ import io.vertx.mutiny.sqlclient.Tuple;
 @ApplicationScoped
 public class IdempotencyRepository {
 
+    private static final Uni<Object> NOTHING_TO_SET = Uni.createFrom().nullItem();
+
     private static final String FIND_LIVE = """
             SELECT id, request_hash, status, http_status, response_json::text AS response_json,
-                   response_location, resource_id
+                   response_location, resource_id,
+                   (extract(epoch FROM expires_at - now()) * 1000)::bigint AS remaining_ms
               FROM idempotency_record
              WHERE owner_id = $1 AND operation = $2 AND idempotency_key = $3
                AND expires_at > now()
@@ -53,6 +56,7 @@ public class IdempotencyRepository {
                SET status = $2, http_status = $3, response_json = $4::text::jsonb,
                    response_location = $5, resource_id = $6, updated_at = now()
              WHERE id = $1 AND status = 'PROCESSING'
+            RETURNING response_json::text AS response_json
             """;
 
     /* SKIP LOCKED: replicas running the job at once take different rows instead of queueing. */
@@ -67,24 +71,33 @@ public class IdempotencyRepository {
             """;
 
     public Uni<IdempotencyRecord> findLive(SqlClient client, IdempotentRequest request) {
-        return client.preparedQuery(FIND_LIVE)
-                .execute(Tuple.of(request.ownerId(), request.operation().name(), request.key().value()))
-                .map(rows -> {
-                    RowIterator<Row> iterator = rows.iterator();
-                    return iterator.hasNext() ? IdempotencyRecord.from(iterator.next()) : null;
-                });
+        return Uni.createFrom().deferred(() -> {
+            long sentAt = System.nanoTime();
+            return client.preparedQuery(FIND_LIVE)
+                    .execute(Tuple.of(request.ownerId(), request.operation().name(), request.key().value()))
+                    .map(rows -> {
+                        RowIterator<Row> iterator = rows.iterator();
+                        return iterator.hasNext() ? IdempotencyRecord.from(iterator.next(), sentAt) : null;
+                    });
+        });
     }
 
     /**
      * Claims the key inside the caller's transaction. Emits the record id when this request now
      * owns the key, {@code null} when a live record exists, and fails with
      * {@link InFlightWaitExpired} when another request held the key longer than the in-flight wait.
+     *
+     * @param waitForHolder false when another request is known to be on this key (a Redis
+     *        in-flight marker): then a held key fails at once instead of after the in-flight
+     *        wait, while a stale marker still lets the claim through
      */
-    public Uni<Long> claim(SqlConnection tx, IdempotentRequest request, Duration retention) {
+    public Uni<Long> claim(SqlConnection tx, IdempotentRequest request, Duration retention, boolean waitForHolder) {
         // The wait for a concurrent holder of the key is bounded by the connection's default
         // lock_timeout, idempotency.in-flight-wait (see BoundedPgPoolCreator). Right behind the
         // claim, pipelined in the same round trip, the rest of the transaction drops that bound:
         // its statements are limited by statement_timeout (idempotency.db-timeout) alone.
+        // 1 ms, not 0: lock_timeout = 0 means no bound at all.
+        Uni<?> failFastIfHeld = waitForHolder ? NOTHING_TO_SET : tx.query("SET LOCAL lock_timeout = 1").execute();
         Uni<Long> claim = tx.preparedQuery(CLAIM)
                 .execute(Tuple.of(request.ownerId(), request.operation().name(), request.key().value(),
                         request.fingerprint(), retention.toMillis()))
@@ -95,10 +108,15 @@ public class IdempotencyRepository {
                 .onFailure(failure -> DatabaseErrors.hasSqlState(failure, DatabaseErrors.LOCK_NOT_AVAILABLE))
                 .transform(failure -> new InFlightWaitExpired());
         Uni<?> liftLockBound = tx.query("SET LOCAL lock_timeout = 0").execute();
-        return Uni.combine().all().unis(claim, liftLockBound).with((id, ignored) -> id);
+        return Uni.combine().all().unis(failFastIfHeld, claim, liftLockBound).with((ignored, id, lifted) -> id);
     }
 
-    public Uni<Void> complete(SqlConnection tx, long recordId, StepResult result) {
+    /**
+     * Stores the step's response and emits it as every replay will read it: jsonb rewrites the
+     * text (key order, spacing), so the first answer is sent in that form too, byte for byte the
+     * same as any replay from the database or from the cache.
+     */
+    public Uni<StoredResponse> complete(SqlConnection tx, long recordId, StepResult result) {
         StoredResponse response = result.response();
         return tx.preparedQuery(COMPLETE)
                 .execute(Tuple.tuple()
@@ -109,10 +127,12 @@ public class IdempotencyRepository {
                         .addString(response.location())
                         .addLong(response.resourceId()))
                 .map(rows -> {
-                    if (rows.rowCount() != 1) {
+                    RowIterator<Row> iterator = rows.iterator();
+                    if (!iterator.hasNext()) {
                         throw new IllegalStateException("Idempotency record " + recordId + " was not PROCESSING");
                     }
-                    return null;
+                    return new StoredResponse(response.status(), iterator.next().getString("response_json"),
+                            response.location(), response.resourceId());
                 });
     }
 

@@ -9,6 +9,8 @@ import org.jboss.logging.Logger;
 
 import com.retrysafe.orders.db.DatabaseTimeoutException;
 import com.retrysafe.orders.db.Deadline;
+import com.retrysafe.orders.idempotency.cache.CachedResponse;
+import com.retrysafe.orders.idempotency.cache.IdempotencyCache;
 import com.retrysafe.orders.web.ProblemException;
 import com.retrysafe.orders.web.ProblemType;
 
@@ -43,13 +45,15 @@ public class IdempotencyService {
     private final IdempotencyRepository repository;
     private final IdempotencyConfig config;
     private final IdempotencyMetrics metrics;
+    private final IdempotencyCache cache;
 
     public IdempotencyService(Pool pool, IdempotencyRepository repository, IdempotencyConfig config,
-            IdempotencyMetrics metrics) {
+            IdempotencyMetrics metrics, IdempotencyCache cache) {
         this.pool = pool;
         this.repository = repository;
         this.config = config;
         this.metrics = metrics;
+        this.cache = cache;
     }
 
     /**
@@ -57,17 +61,20 @@ public class IdempotencyService {
      *        it must use only the connection it is given
      */
     public Uni<IdempotentResponse> execute(IdempotentRequest request, Function<SqlConnection, Uni<StepResult>> step) {
-        return attempt(request, step, 1)
+        return cache.lookup(request)
+                .flatMap(cached -> cached.finished() != null
+                        ? Uni.createFrom().item(Decision.fromCache(cached.finished(), request))
+                        : attempt(request, step, cached.inFlight(), 1))
                 .invoke(decision -> report(request, decision))
                 .map(decision -> decision.toResponse(config.mismatchStatus()));
     }
 
     private Uni<Decision> attempt(IdempotentRequest request, Function<SqlConnection, Uni<StepResult>> step,
-            int attempt) {
+            boolean markedInFlight, int attempt) {
         return Deadline.within(repository.findLive(pool, request), config.dbTimeout().plusSeconds(1))
                 .flatMap(existing -> existing != null
-                        ? Uni.createFrom().item(Decision.about(existing, request))
-                        : claimAndRun(request, step))
+                        ? rememberIfFinished(request, Decision.about(existing, request))
+                        : claimUnderMarker(request, step, markedInFlight))
                 .flatMap(decision -> {
                     if (decision != Decision.VANISHED) {
                         return Uni.createFrom().item(decision);
@@ -76,20 +83,47 @@ public class IdempotencyService {
                         return Uni.createFrom().failure(new DatabaseTimeoutException(
                                 "the idempotency record kept changing under this request"));
                     }
-                    return attempt(request, step, attempt + 1);
+                    return attempt(request, step, markedInFlight, attempt + 1);
                 });
     }
 
-    private Uni<Decision> claimAndRun(IdempotentRequest request, Function<SqlConnection, Uni<StepResult>> step) {
+    /**
+     * Marks the key in Redis while this request works on it, so duplicates answer at once instead
+     * of queueing on the database. Whoever got there first (a marker, live or stale) only makes
+     * this claim not wait: the database still decides who executes.
+     */
+    private Uni<Decision> claimUnderMarker(IdempotentRequest request, Function<SqlConnection, Uni<StepResult>> step,
+            boolean markedInFlight) {
+        if (markedInFlight) {
+            return claimAndRun(request, step, false).flatMap(decision -> rememberIfFinished(request, decision));
+        }
+        return cache.markInFlight(request).flatMap(marker -> claimAndRun(request, step, !marker.contended())
+                .onFailure().call(() -> cache.release(request, marker))
+                .flatMap(decision -> decision.response != null
+                        ? rememberIfFinished(request, decision)
+                        : cache.release(request, marker).replaceWith(decision)));
+    }
+
+    private Uni<Decision> rememberIfFinished(IdempotentRequest request, Decision decision) {
+        if (decision.response == null) {
+            return Uni.createFrom().item(decision);
+        }
+        return cache.remember(request, decision.response, decision.expiresAtNanos).replaceWith(decision);
+    }
+
+    private Uni<Decision> claimAndRun(IdempotentRequest request, Function<SqlConnection, Uni<StepResult>> step,
+            boolean waitForHolder) {
         Uni<Decision> transaction = pool.withConnection(connection -> {
             // BEGIN and the claim leave in one round trip: a query issued after begin() goes
             // through the transaction, pipelined behind BEGIN (Mutiny's withTransaction would
             // wait for BEGIN's answer first). Closing the connection while the transaction is
             // still open, after any failure or cancellation, rolls it back.
+            long claimSentAt = System.nanoTime();
             Uni<Transaction> begin = connection.begin();
-            Uni<Long> claim = repository.claim(connection, request, config.retention());
+            Uni<Long> claim = repository.claim(connection, request, config.retention(), waitForHolder);
             return Uni.combine().all().unis(begin, claim).asTuple()
-                    .flatMap(started -> runClaimed(connection, request, step, started.getItem2())
+                    .flatMap(started -> runClaimed(connection, request, step, started.getItem2(),
+                            claimSentAt + config.retention().toNanos())
                             .call(() -> started.getItem1().commit()));
         }).onFailure(IdempotencyRepository.InFlightWaitExpired.class).recoverWithItem(Decision.IN_PROGRESS);
         // The server bounds every statement; this client-side bound is only for a server that has
@@ -98,7 +132,7 @@ public class IdempotencyService {
     }
 
     private Uni<Decision> runClaimed(SqlConnection tx, IdempotentRequest request,
-            Function<SqlConnection, Uni<StepResult>> step, Long recordId) {
+            Function<SqlConnection, Uni<StepResult>> step, Long recordId, long recordExpiresAtNanos) {
         if (recordId == null) {
             // Lost the claim to a live record: under READ COMMITTED this statement sees the
             // committed winner.
@@ -106,7 +140,7 @@ public class IdempotencyService {
                     .map(existing -> existing == null ? Decision.VANISHED : Decision.about(existing, request));
         }
         return step.apply(tx).flatMap(result -> repository.complete(tx, recordId, result)
-                .replaceWith(Decision.executed(result.response())));
+                .map(stored -> Decision.executed(stored, recordExpiresAtNanos)));
     }
 
     private void report(IdempotentRequest request, Decision decision) {
@@ -121,21 +155,25 @@ public class IdempotencyService {
     /** What the protocol decided for one request. */
     private static final class Decision {
 
-        static final Decision CONFLICT = new Decision(Outcome.CONFLICT, null);
-        static final Decision IN_PROGRESS = new Decision(Outcome.IN_PROGRESS, null);
+        static final Decision CONFLICT = new Decision(Outcome.CONFLICT, null, 0);
+        static final Decision IN_PROGRESS = new Decision(Outcome.IN_PROGRESS, null, 0);
         /** The record we lost to was gone when we looked: go round again. */
-        static final Decision VANISHED = new Decision(null, null);
+        static final Decision VANISHED = new Decision(null, null, 0);
 
         final Outcome outcome;
+        /** The finished response to send; null for a conflict or a request in progress. */
         final StoredResponse response;
+        /** With a response: no later than the record's expiry, on the System.nanoTime() clock. */
+        final long expiresAtNanos;
 
-        private Decision(Outcome outcome, StoredResponse response) {
+        private Decision(Outcome outcome, StoredResponse response, long expiresAtNanos) {
             this.outcome = outcome;
             this.response = response;
+            this.expiresAtNanos = expiresAtNanos;
         }
 
-        static Decision executed(StoredResponse response) {
-            return new Decision(Outcome.EXECUTED, response);
+        static Decision executed(StoredResponse response, long expiresAtNanos) {
+            return new Decision(Outcome.EXECUTED, response, expiresAtNanos);
         }
 
         static Decision about(IdempotencyRecord existing, IdempotentRequest request) {
@@ -143,9 +181,16 @@ public class IdempotencyService {
                 return CONFLICT;
             }
             if (existing.status().isFinished()) {
-                return new Decision(Outcome.REPLAYED, existing.response());
+                return new Decision(Outcome.REPLAYED, existing.response(), existing.expiresAtNanos());
             }
             return IN_PROGRESS;
+        }
+
+        /** A cached response is only ever a finished one; the cache is not asked to keep it again. */
+        static Decision fromCache(CachedResponse cached, IdempotentRequest request) {
+            return cached.matches(request.fingerprint())
+                    ? new Decision(Outcome.REPLAYED, cached.response(), 0)
+                    : CONFLICT;
         }
 
         int problemStatus(int mismatchStatus) {

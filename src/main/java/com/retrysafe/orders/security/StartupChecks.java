@@ -30,6 +30,11 @@ public class StartupChecks {
             throw new IllegalStateException("No database configured: set QUARKUS_DATASOURCE_REACTIVE_URL "
                     + "(the JDBC URL for Flyway is derived from it) or QUARKUS_DATASOURCE_JDBC_URL");
         }
+        if (idempotency.redis().enabled()
+                && config.getOptionalValue("quarkus.redis.hosts", String.class).isEmpty()) {
+            throw new IllegalStateException("IDEMPOTENCY_REDIS_ENABLED is true but no Redis is configured: "
+                    + "set QUARKUS_REDIS_HOSTS (e.g. redis://redis:6379), or switch the fast layer off");
+        }
         if (LaunchMode.current() == LaunchMode.NORMAL) {
             boolean keyConfigured = config.getOptionalValue("mp.jwt.verify.publickey.location", String.class).isPresent()
                     || config.getOptionalValue("mp.jwt.verify.publickey", String.class).isPresent()
