@@ -26,6 +26,27 @@ class MetricsTest {
                     "idempotency_requests_total{operation=\"CREATE_ORDER\",outcome=\"" + outcome + "\"}"));
         }
         org.hamcrest.MatcherAssert.assertThat(scrape, containsString("idempotency_cleanup_deleted_total "));
+        for (String result : new String[] { "hit", "miss", "error", "bypass" }) {
+            org.hamcrest.MatcherAssert.assertThat(scrape,
+                    containsString("idempotency_cache_requests_total{result=\"" + result + "\"}"));
+        }
+    }
+
+    @Test
+    void withTheFastLayerOffRedisIsNeverCalled() {
+        long owner = TestIds.owner();
+        String key = TestIds.key();
+        long sku = skuWithStock(10);
+
+        createOrder(owner, key, orderBody(sku, 1)).then().statusCode(201);
+        createOrder(owner, key, orderBody(sku, 1)).then().statusCode(201);
+
+        for (String result : new String[] { "hit", "miss", "error", "bypass" }) {
+            assertEquals(0.0, Metrics.value("idempotency_cache_requests_total{result=\"" + result + "\"}"), result);
+        }
+        given().when().get("/q/health/ready").then().statusCode(200)
+                .body("checks.find { it.name == 'idempotency-cache' }.status", org.hamcrest.Matchers.equalTo("UP"))
+                .body("checks.find { it.name == 'idempotency-cache' }.data.state", org.hamcrest.Matchers.equalTo("off"));
     }
 
     @Test

@@ -104,6 +104,24 @@ public final class Db {
         }
     }
 
+    /**
+     * Holds the whole table locked against reads and writes until closed: any statement of the
+     * service on it waits, and fails after lock_timeout.
+     */
+    public static RowLock lockTable(String table) {
+        try {
+            Connection connection = connect();
+            connection.setAutoCommit(false);
+            try (PreparedStatement statement = connection.prepareStatement(
+                    "LOCK TABLE " + table + " IN ACCESS EXCLUSIVE MODE")) {
+                statement.execute();
+            }
+            return new RowLock(connection);
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     /** Backends of the service currently waiting on a lock. */
     public static long serviceBackendsWaitingOnLocks() {
         return count("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'order-service' "
