@@ -6,6 +6,7 @@ import java.util.function.Function;
 import jakarta.enterprise.context.ApplicationScoped;
 
 import org.jboss.logging.Logger;
+import org.jboss.logging.MDC;
 
 import com.retrysafe.orders.db.DatabaseTimeoutException;
 import com.retrysafe.orders.db.Deadline;
@@ -40,6 +41,8 @@ public class IdempotencyService {
 
     /** A claim can lose to a record that expires before we read it; then we simply go again. */
     private static final int MAX_ATTEMPTS = 3;
+    private static final String[] LOG_FIELDS = { "operation", "owner", "key", "outcome", "resource", "status",
+            "durationMs" };
 
     private final Pool pool;
     private final IdempotencyRepository repository;
@@ -61,12 +64,15 @@ public class IdempotencyService {
      *        it must use only the connection it is given
      */
     public Uni<IdempotentResponse> execute(IdempotentRequest request, Function<SqlConnection, Uni<StepResult>> step) {
-        return cache.lookup(request)
-                .flatMap(cached -> cached.finished() != null
-                        ? Uni.createFrom().item(Decision.fromCache(cached.finished(), request))
-                        : attempt(request, step, cached.inFlight(), 1))
-                .invoke(decision -> report(request, decision))
-                .map(decision -> decision.toResponse(config.mismatchStatus()));
+        return Uni.createFrom().deferred(() -> {
+            long started = System.nanoTime();
+            return cache.lookup(request)
+                    .flatMap(cached -> cached.finished() != null
+                            ? Uni.createFrom().item(Decision.fromCache(cached.finished(), request))
+                            : attempt(request, step, cached.inFlight(), 1))
+                    .invoke(decision -> report(request, decision, System.nanoTime() - started))
+                    .map(decision -> decision.toResponse(config.mismatchStatus()));
+        });
     }
 
     private Uni<Decision> attempt(IdempotentRequest request, Function<SqlConnection, Uni<StepResult>> step,
@@ -143,13 +149,33 @@ public class IdempotencyService {
                 .map(stored -> Decision.executed(stored, recordExpiresAtNanos)));
     }
 
-    private void report(IdempotentRequest request, Decision decision) {
+    /**
+     * One line per request. The fields also go to the MDC, so the JSON log format (prod) carries
+     * them as separate keys under "mdc". The key is logged as sent: it is useless without the
+     * owner's token, its alphabet can't forge a line, and support looks requests up by it.
+     */
+    private void report(IdempotentRequest request, Decision decision, long elapsedNanos) {
         metrics.count(request.operation(), decision.outcome);
         StoredResponse response = decision.response;
-        LOG.infof("operation=%s owner=%d key=%s outcome=%s resource=%s status=%d",
-                request.operation(), request.ownerId(), request.key(), decision.outcome.tag(),
-                response == null || response.resourceId() == null ? "-" : response.resourceId(),
-                response == null ? decision.problemStatus(config.mismatchStatus()) : response.status());
+        String resource = response == null || response.resourceId() == null ? "-" : response.resourceId().toString();
+        int status = response == null ? decision.problemStatus(config.mismatchStatus()) : response.status();
+        long durationMs = elapsedNanos / 1_000_000;
+        MDC.put("operation", request.operation().name());
+        MDC.put("owner", Long.toString(request.ownerId()));
+        MDC.put("key", request.key().value());
+        MDC.put("outcome", decision.outcome.tag());
+        MDC.put("resource", resource);
+        MDC.put("status", Integer.toString(status));
+        MDC.put("durationMs", Long.toString(durationMs));
+        try {
+            LOG.infof("operation=%s owner=%d key=%s outcome=%s resource=%s status=%d duration_ms=%d",
+                    request.operation(), request.ownerId(), request.key(), decision.outcome.tag(), resource, status,
+                    durationMs);
+        } finally {
+            for (String field : LOG_FIELDS) {
+                MDC.remove(field);
+            }
+        }
     }
 
     /** What the protocol decided for one request. */

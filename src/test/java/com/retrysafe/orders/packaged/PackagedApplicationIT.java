@@ -20,8 +20,10 @@ import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Base64;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
@@ -30,6 +32,9 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 
 import io.smallrye.jwt.build.Jwt;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
@@ -118,13 +123,12 @@ class PackagedApplicationIT {
         Map<String, String> env = databaseEnv();
         env.put("IDEMPOTENCY_RETENTION", "48h");
         int httpPort = withKeyAndPort(env);
+        String owner = Jwt.issuer(ISSUER).subject("77").sign(keys.getPrivate());
+        String stranger = Jwt.issuer("https://someone-else").subject("77").sign(keys.getPrivate());
         Process app = start(env, "app");
         try {
             String base = "http://127.0.0.1:" + httpPort;
             awaitReady(base, app);
-
-            String owner = Jwt.issuer(ISSUER).subject("77").sign(keys.getPrivate());
-            String stranger = Jwt.issuer("https://someone-else").subject("77").sign(keys.getPrivate());
 
             assertEquals(200, setStock(base, 10001, 5));
 
@@ -160,6 +164,36 @@ class PackagedApplicationIT {
             app.destroy();
             assertTrue(app.waitFor(30, TimeUnit.SECONDS), "the application stops on SIGTERM");
         }
+        assertJsonRequestLog(WORK.resolve("app.log"), List.of("executed", "replayed", "conflict"), owner, stranger);
+    }
+
+    /** prod logs JSON lines; each idempotent request's fields are keys under "mdc"; no token, no body. */
+    private static void assertJsonRequestLog(Path log, List<String> expectedOutcomes, String... tokens)
+            throws IOException {
+        ObjectMapper json = new ObjectMapper();
+        List<String> outcomes = new ArrayList<>();
+        for (String line : Files.readAllLines(log)) {
+            if (line.isBlank()) {
+                continue;
+            }
+            JsonNode entry = json.readTree(line);
+            assertTrue(entry.isObject() && entry.hasNonNull("message") && entry.hasNonNull("level"),
+                    "not a JSON log line: " + line);
+            for (String token : tokens) {
+                assertFalse(line.contains(token), "a token was logged: " + line);
+            }
+            assertFalse(line.contains("\"quantity\""), "a request or response body was logged: " + line);
+            JsonNode mdc = entry.path("mdc");
+            if (!"CREATE_ORDER".equals(mdc.path("operation").asText())) {
+                continue;
+            }
+            for (String field : List.of("owner", "key", "outcome", "resource", "status", "durationMs")) {
+                assertTrue(mdc.hasNonNull(field), field + " missing from " + line);
+            }
+            assertTrue(mdc.get("durationMs").asText().matches("\\d+"), line);
+            outcomes.add(mdc.get("outcome").asText());
+        }
+        assertEquals(expectedOutcomes, outcomes);
     }
 
     @Test
