@@ -7,15 +7,16 @@
 # Knobs (environment): DURATION (s per scenario, 20), WARMUP_SECONDS (60), POOL (service's
 # reactive pool max size; empty = service default), CONNECTIONS ("16 64"), REPLAY_KEYS (1000),
 # GRACE_SECONDS (15), CEILING_LATENCY (1 = pgbench -l for p50/p99 of the ceiling), JAVA_HOME,
-# JAVA_OPTS, KEEP_DB (1 = do not drop the database).
+# JAVA_OPTS, KEEP_DB (1 = do not drop the database), REDIS (0 = skip the replay+redis phase),
+# REDIS_DB (3: the Redis database index the replay+redis phase flushes and uses).
 set -euo pipefail
 
 BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(dirname "$BENCH_DIR")
 cd "$ROOT"
 
-usage() {
-    sed -n '2,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+usage() { # the comment block at the top of this file
+    awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"
 }
 
 BUILD=0
@@ -37,6 +38,8 @@ CEILING_LATENCY=${CEILING_LATENCY:-0}
 KEEP_DB=${KEEP_DB:-0}
 JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}
 JAVA_OPTS=${JAVA_OPTS:-}
+REDIS=${REDIS:-1}
+REDIS_DB=${REDIS_DB:-3}
 
 THREADS=2                    # wrk threads and pgbench -j
 SKUS=1000                    # SKU ids 1..SKUS
@@ -47,6 +50,8 @@ WRK_TIMEOUT=10               # s: a slower answer counts as a wrk timeout error
 PG_HOST=127.0.0.1            # only 127.0.0.1 is ever targeted
 PG_PORT=5432
 PG_USER=postgres
+REDIS_HOST=127.0.0.1         # the replay+redis phase's Redis (only this one is ever targeted)
+REDIS_PORT=6379
 JAR="$ROOT/target/quarkus-app/quarkus-run.jar"
 CLK_TCK=$(getconf CLK_TCK)
 
@@ -59,6 +64,8 @@ for v in DURATION WARMUP_SECONDS REPLAY_KEYS GRACE_SECONDS; do
 done
 [[ -z $POOL ]] || is_uint "$POOL" || die "POOL must be a whole number, not '$POOL'"
 [[ $CEILING_LATENCY == 0 || $CEILING_LATENCY == 1 ]] || die "CEILING_LATENCY must be 0 or 1"
+[[ $REDIS == 0 || $REDIS == 1 ]] || die "REDIS must be 0 or 1"
+is_uint "$REDIS_DB" || die "REDIS_DB must be a Redis database index, not '$REDIS_DB'"
 ((DURATION >= 1 && DURATION <= 3600)) || die "DURATION must be 1..3600"
 ((WARMUP_SECONDS <= 3600)) || die "WARMUP_SECONDS must be 0..3600"
 ((REPLAY_KEYS >= 100 && REPLAY_KEYS <= 1000000)) || die "REPLAY_KEYS must be 100..1000000"
@@ -79,6 +86,7 @@ exec > >(trap '' INT TERM; exec tee -a "$OUT/run.log") 2>&1
 
 TMP=$(mktemp -d)
 SVC_PID=""
+SVC_LOG="$OUT/service.log"
 WRK_PID=""
 DB_CREATED=0
 
@@ -90,16 +98,7 @@ cleanup() {
         kill -KILL "$WRK_PID" 2>/dev/null
         wait "$WRK_PID" 2>/dev/null
     fi
-    if [[ -n $SVC_PID ]] && kill -0 "$SVC_PID" 2>/dev/null; then
-        log "stopping the service (pid $SVC_PID)"
-        kill -TERM "$SVC_PID" 2>/dev/null
-        for _ in $(seq 1 100); do kill -0 "$SVC_PID" 2>/dev/null || break; sleep 0.2; done
-        if kill -0 "$SVC_PID" 2>/dev/null; then
-            log "service did not stop in 20 s: SIGKILL"
-            kill -KILL "$SVC_PID" 2>/dev/null
-        fi
-        wait "$SVC_PID" 2>/dev/null
-    fi
+    stop_service
     if ((DB_CREATED)); then
         if [[ $KEEP_DB == 1 ]]; then
             log "KEEP_DB=1: database $DB is kept (drop it with: psql -h $PG_HOST -U $PG_USER -c 'DROP DATABASE $DB')"
@@ -112,6 +111,22 @@ cleanup() {
     rm -rf "$TMP"
     log "output in $OUT (exit $rc)"
     exit "$rc"
+}
+# stop_service: SIGTERM to the service, up to 20 s for it to exit, then SIGKILL; clears SVC_PID.
+# Also the exit trap's way to stop it, so it must not fail (and it runs with set +e there).
+stop_service() {
+    [[ -n $SVC_PID ]] || return 0
+    if kill -0 "$SVC_PID" 2>/dev/null; then
+        log "stopping the service (pid $SVC_PID)"
+        kill -TERM "$SVC_PID" 2>/dev/null || true
+        for _ in $(seq 1 100); do kill -0 "$SVC_PID" 2>/dev/null || break; sleep 0.2; done
+        if kill -0 "$SVC_PID" 2>/dev/null; then
+            log "service did not stop in 20 s: SIGKILL"
+            kill -KILL "$SVC_PID" 2>/dev/null || true
+        fi
+    fi
+    wait "$SVC_PID" 2>/dev/null || true
+    SVC_PID=""
 }
 trap cleanup EXIT
 trap 'echo "interrupted" >&2; exit 130' INT
@@ -127,6 +142,31 @@ qpg() { timeout 60 psql -X -q -A -t -v ON_ERROR_STOP=1 -h "$PG_HOST" -p "$PG_POR
 for tool in psql pgbench curl openssl awk sort ss timeout; do
     command -v "$tool" >/dev/null || die "$tool is required"
 done
+
+# Redis, for the replay+redis phase: checked now rather than after minutes of runs.
+redis_cli() { timeout 10 redis-cli -h "$REDIS_HOST" -p "$REDIS_PORT" "$@"; }
+redis_up() { [[ $(redis_cli ping 2>/dev/null) == PONG ]]; }
+if ((REDIS)); then
+    command -v redis-cli >/dev/null || die "redis-cli is required for the replay+redis phase (REDIS=0 skips it)"
+    if ! redis_up; then
+        command -v redis-server >/dev/null \
+            || die "no Redis answers at $REDIS_HOST:$REDIS_PORT and redis-server is not installed (apt-get install redis-server; REDIS=0 skips the replay+redis phase)"
+        log "no Redis at $REDIS_HOST:$REDIS_PORT: starting redis-server there (left running afterwards)"
+        redis-server --daemonize yes --bind "$REDIS_HOST" --port "$REDIS_PORT" --save "" --appendonly no >/dev/null \
+            || die "redis-server --daemonize yes --bind $REDIS_HOST --port $REDIS_PORT failed"
+        for _ in $(seq 1 50); do redis_up && break; sleep 0.2; done
+        redis_up || die "redis-server was started but $REDIS_HOST:$REDIS_PORT does not answer PING"
+    fi
+    # redis-cli -n N with N out of range only warns and stays on database 0: check the index first,
+    # so that the FLUSHDB below can never hit another database.
+    redis_dbs=$(redis_cli config get databases 2>/dev/null | sed -n 2p)
+    if [[ -n $redis_dbs ]] && is_uint "$redis_dbs"; then
+        ((REDIS_DB < redis_dbs)) || die "REDIS_DB=$REDIS_DB, but the Redis at $REDIS_HOST:$REDIS_PORT has databases 0..$((redis_dbs - 1))"
+    fi
+    [[ $(redis_cli -n "$REDIS_DB" ping 2>&1) == PONG ]] || die "cannot select Redis database $REDIS_DB at $REDIS_HOST:$REDIS_PORT"
+    REDIS_VERSION=$(redis_cli info server | awk -F: '/^redis_version:/ { sub(/\r$/, "", $2); print $2 }')
+    echo "Redis ${REDIS_VERSION:-?} at $REDIS_HOST:$REDIS_PORT, database $REDIS_DB for the replay+redis phase"
+fi
 [[ -x $JAVA_HOME/bin/java ]] || die "no java at JAVA_HOME=$JAVA_HOME"
 JAVA_MAJOR=$("$JAVA_HOME/bin/java" -XshowSettings:properties -version 2>&1 \
     | awk -F'= ' '/java.specification.version/ { split($2, v, "."); print v[1] }')
@@ -255,31 +295,42 @@ done
 [[ -n $PORT ]] || die "no free port found"
 BASE="http://127.0.0.1:$PORT"
 
-log "starting the service on port $PORT (log: $OUT/service.log)"
-# env execs java, so $! is the JVM's pid. JAVA_OPTS is a list of options (word-split).
-# shellcheck disable=SC2086
-env QUARKUS_DATASOURCE_REACTIVE_URL="postgresql://$PG_HOST:$PG_PORT/$DB" \
-    QUARKUS_DATASOURCE_USERNAME="$PG_USER" \
-    MP_JWT_VERIFY_PUBLICKEY_LOCATION="$TMP/pub.pem" \
-    MP_JWT_VERIFY_ISSUER="$ISSUER" \
-    QUARKUS_HTTP_PORT="$PORT" \
-    QUARKUS_HTTP_HOST=127.0.0.1 \
-    ${POOL:+QUARKUS_DATASOURCE_REACTIVE_MAX_SIZE=$POOL} \
-    "$JAVA_HOME/bin/java" $JAVA_OPTS -jar "$JAR" > "$OUT/service.log" 2>&1 &
-SVC_PID=$!
-
-ready=0
-for _ in $(seq 1 180); do
-    kill -0 "$SVC_PID" 2>/dev/null || { tail -n 40 "$OUT/service.log"; die "the service exited during start-up"; }
-    if curl -fsS -o /dev/null --max-time 2 "$BASE/q/health/ready" 2>/dev/null; then ready=1; break; fi
-    sleep 1
-done
-((ready)) || { tail -n 40 "$OUT/service.log"; die "the service was not ready within 180 s"; }
-log "service ready (pid $SVC_PID), java $("$JAVA_HOME/bin/java" -version 2>&1 | head -n 1)"
+# start_service LOGFILE [NAME=VALUE ...]: starts the jar on $PORT with the base environment plus
+# the given variables, waits for /q/health/ready and sets SVC_PID (and SVC_LOG). The peak RSS
+# (VmHWM) of a restarted service counts from its own start.
+start_service() {
+    local logfile=$1 ready=0
+    shift
+    [[ -z $SVC_PID ]] || die "start_service: the service is still running (pid $SVC_PID)"
+    [[ -z $(ss -Htln "sport = :$PORT") ]] || die "port $PORT is taken: cannot start the service there"
+    SVC_LOG=$logfile
+    log "starting the service on port $PORT${1:+ with $*} (log: $logfile)"
+    # env execs java, so $! is the JVM's pid. JAVA_OPTS is a list of options (word-split).
+    # shellcheck disable=SC2086
+    env QUARKUS_DATASOURCE_REACTIVE_URL="postgresql://$PG_HOST:$PG_PORT/$DB" \
+        QUARKUS_DATASOURCE_USERNAME="$PG_USER" \
+        MP_JWT_VERIFY_PUBLICKEY_LOCATION="$TMP/pub.pem" \
+        MP_JWT_VERIFY_ISSUER="$ISSUER" \
+        QUARKUS_HTTP_PORT="$PORT" \
+        QUARKUS_HTTP_HOST=127.0.0.1 \
+        ${POOL:+QUARKUS_DATASOURCE_REACTIVE_MAX_SIZE=$POOL} \
+        "$@" \
+        "$JAVA_HOME/bin/java" $JAVA_OPTS -jar "$JAR" > "$logfile" 2>&1 &
+    SVC_PID=$!
+    for _ in $(seq 1 180); do
+        kill -0 "$SVC_PID" 2>/dev/null || { tail -n 40 "$logfile"; die "the service exited during start-up"; }
+        if curl -fsS -o /dev/null --max-time 2 "$BASE/q/health/ready" 2>/dev/null; then ready=1; break; fi
+        sleep 1
+    done
+    ((ready)) || { tail -n 40 "$logfile"; die "the service was not ready within 180 s"; }
+    log "service ready (pid $SVC_PID), java $("$JAVA_HOME/bin/java" -version 2>&1 | head -n 1)"
+}
 
 service_alive() {
-    kill -0 "$SVC_PID" 2>/dev/null || { tail -n 40 "$OUT/service.log"; die "the service died (see $OUT/service.log)"; }
+    kill -0 "$SVC_PID" 2>/dev/null || { tail -n 40 "$SVC_LOG"; die "the service died (see $SVC_LOG)"; }
 }
+
+start_service "$OUT/service.log"
 
 # ------------------------------------------------------------------------------------------
 # Seed: SKUs 1..SKUS by SQL, the hot SKU through the API (checks the admin token too)
@@ -306,6 +357,7 @@ replayed=$(awk -F': *' 'tolower($1) == "idempotent-replayed" { gsub(/\r/, "", $2
 [[ $code == 201 && $replayed == true ]] || { cat "$TMP/smoke.json"; echo; die "smoke replay answered $code (Idempotent-Replayed: $replayed)"; }
 log "smoke test passed (201 created, 201 replayed)"
 
+REDIS_PID=""         # set during the replay+redis phase: run_wrk then measures Redis CPU too
 TOTAL_NEW=1          # 201 with Idempotent-Replayed: false, over every create-type request
 TOTAL_UNANSWERED=0   # requests whose outcome the client never learnt
 ROWS="$OUT/rows.tsv" # one line per measured run
@@ -321,11 +373,12 @@ checkpoint() { q -c 'CHECKPOINT'; }
 run_wrk() {
     local label=$1 script=$2 conns=$3 window=$4
     shift 4
-    local out="$OUT/wrk-$label.txt" s0 s1 p0 p1 rc=0 kv
+    local out="$OUT/wrk-$label.txt" s0 s1 p0 p1 r0="" r1="" rc=0 kv
     checkpoint
     service_alive
     s0=$(proc_ticks "$SVC_PID")
     p0=$(pg_ticks)
+    [[ -z $REDIS_PID ]] || r0=$(proc_ticks "$REDIS_PID" 2>/dev/null || true)
     # wrk's main thread sleeps for all of -d. Each script thread prints "DRAINED thread N" once
     # its window is over and every request it sent has its answer; then SIGINT ends wrk early
     # (wrk prints its report and calls done()). -d (window + GRACE_SECONDS) is only the bound.
@@ -352,6 +405,7 @@ run_wrk() {
     WRK_PID=""
     s1=$(proc_ticks "$SVC_PID")
     p1=$(pg_ticks)
+    [[ -z $REDIS_PID ]] || r1=$(proc_ticks "$REDIS_PID" 2>/dev/null || true)
     service_alive
     if ((rc != 0)) || ! grep -q '^BENCH ' "$out"; then
         cat "$out"
@@ -363,6 +417,7 @@ run_wrk() {
     done
     RES[svc_ticks]=$((s1 - s0))
     RES[pg_ticks]=$([[ -n $p0 ]] && echo $((p1 - p0)) || echo "")
+    RES[redis_ticks]=$([[ -n $r0 && -n $r1 ]] && echo $((r1 - r0)) || echo "")
     RES[rss]=$(vm_hwm_mib "$SVC_PID")
     # Errors: every answer other than 201 (or a 201 without Idempotent-Replayed), every request
     # left without an answer (read/write error or still in flight at the end: outcome unknown),
@@ -433,6 +488,92 @@ for c in $CONNECTIONS; do
 done
 
 # ------------------------------------------------------------------------------------------
+# replay+redis: the replay scenario again, on a service restarted with the Redis fast layer
+# ------------------------------------------------------------------------------------------
+# idempotency_cache_requests_total{result=...} of the running service, as "hit miss error bypass".
+cache_counts() {
+    curl -fsS --max-time 10 "$BASE/q/metrics" | awk '
+        /^idempotency_cache_requests_total\{/ {
+            r = $0; sub(/.*result="/, "", r); sub(/".*/, "", r); n[r] += $NF; seen = 1 }
+        END { if (!seen) exit 1
+              printf "%d %d %d %d\n", n["hit"], n["miss"], n["error"], n["bypass"] }'
+}
+# The Redis server's pid, for its CPU: from INFO, if that pid is a redis-server this /proc shows.
+redis_pid() {
+    local pid
+    pid=$(redis_cli info server 2>/dev/null | awk -F: '/^process_id:/ { sub(/\r$/, "", $2); print $2 }')
+    if [[ -n $pid && $(cat "/proc/$pid/comm" 2>/dev/null) == redis-server* && -r /proc/$pid/stat ]]; then
+        echo "$pid"
+    fi
+}
+
+if ((REDIS)); then
+    log "replay+redis: restarting the service with the Redis fast layer (Redis $REDIS_HOST:$REDIS_PORT, database $REDIS_DB)"
+    redis_up || die "Redis at $REDIS_HOST:$REDIS_PORT stopped answering"
+    stop_service
+    [[ $(redis_cli -n "$REDIS_DB" flushdb 2>&1) == OK ]] || die "FLUSHDB of Redis database $REDIS_DB failed"
+    start_service "$OUT/service-redis.log" IDEMPOTENCY_REDIS_ENABLED=true \
+        QUARKUS_REDIS_HOSTS="redis://$REDIS_HOST:$REDIS_PORT/$REDIS_DB"
+    # The fast layer's first calls (connecting, cold code) can outlive its 50 ms bound, and 5
+    # failures in a row open its breaker for 5 s: then the fill below would skip Redis. So first
+    # replay the smoke test's key, one request at a time, until Redis has answered one with a hit.
+    redis_path=0
+    for _ in $(seq 1 30); do
+        code=$(smoke)
+        replayed=$(awk -F': *' 'tolower($1) == "idempotent-replayed" { gsub(/\r/, "", $2); print $2 }' "$TMP/smoke.h")
+        [[ $code == 201 && $replayed == true ]] || { cat "$TMP/smoke.json"; echo; die "smoke replay (Redis on) answered $code (Idempotent-Replayed: $replayed)"; }
+        read -r hit0 _ _ _ < <(cache_counts) || die "no idempotency_cache_requests_total in $BASE/q/metrics"
+        if ((hit0 > 0)); then redis_path=1; break; fi
+        sleep 1
+    done
+    ((redis_path)) || echo "WARNING: no Redis cache hit within 30 s of single replays (see $SVC_LOG); going on" >&2
+    read -r _ _ err0 byp0 < <(cache_counts) || die "no idempotency_cache_requests_total in $BASE/q/metrics"
+    log "replay+redis: Redis path warm (smoke key: $hit0 hits, $err0 errors, $byp0 bypassed)"
+    # Each primed key once: the first replay of a key with Redis on misses and fills the cache.
+    # On only $THREADS connections: the JVM is still cold, and timed-out Redis calls would open
+    # the breaker and leave keys unfilled (the warm-up would still fill them, as misses).
+    # (Labels, and so the keys' prefixes and file names, spell it "replay-redis".)
+    run_wrk replay-redis-fill replay "$THREADS" 120 "count=$REPLAY_KEYS" mode=prime "prefix=$KEY_RUN-replay-prime"
+    count_new
+    REPLAY_NEW=$((REPLAY_NEW + RES[new201]))
+    FILL_REPLAYED=${RES[replay201]}
+    FILL_ERRORS=${RES[errors]}
+    read -r hit1 miss1 err1 byp1 < <(cache_counts) || die "no idempotency_cache_requests_total in $BASE/q/metrics"
+    log "replay+redis fill: $FILL_REPLAYED of $REPLAY_KEYS keys replayed, $FILL_ERRORS errors; cache hits $((hit1 - hit0)), misses $miss1, errors $((err1 - err0)), bypassed $((byp1 - byp0)); $(redis_cli -n "$REDIS_DB" dbsize) keys in Redis database $REDIS_DB"
+    # Warm-up on 16 connections (not 64): the first measured run must not start while a breaker
+    # opened by the warm-up is still open.
+    redis_warmup=$((WARMUP_SECONDS < 20 ? WARMUP_SECONDS : 20))
+    if ((redis_warmup > 0)); then
+        log "replay+redis warm-up: replay, 16 connections, $redis_warmup s"
+        run_wrk replay-redis-warmup replay 16 "$redis_warmup" "count=$REPLAY_KEYS" mode=replay "prefix=$KEY_RUN-replay-prime"
+        count_new
+        REPLAY_NEW=$((REPLAY_NEW + RES[new201]))
+    fi
+    read -r CACHE_HIT0 CACHE_MISS0 CACHE_ERROR0 CACHE_BYPASS0 < <(cache_counts) \
+        || die "no idempotency_cache_requests_total in $BASE/q/metrics"
+    REDIS_PID=$(redis_pid)
+    [[ -n $REDIS_PID ]] || echo "WARNING: cannot read the redis-server's /proc entry: Redis CPU is not measured" >&2
+    REDIS_REQUESTS=0
+    for c in $CONNECTIONS; do
+        run_wrk "replay-redis-c$c" replay "$c" "$DURATION" "count=$REPLAY_KEYS" mode=replay "prefix=$KEY_RUN-replay-prime"
+        count_new
+        REPLAY_NEW=$((REPLAY_NEW + RES[new201]))
+        REDIS_REQUESTS=$((REDIS_REQUESTS + RES[received]))
+        add_row replay+redis "$c"
+        log "replay+redis   c=$c: Redis CPU $(ms_per "${RES[redis_ticks]}" "${RES[received]}") ms/req (redis-server pid ${REDIS_PID:--}, all its clients)"
+    done
+    REDIS_PID=""
+    read -r CACHE_HIT CACHE_MISS CACHE_ERROR CACHE_BYPASS < <(cache_counts) \
+        || die "no idempotency_cache_requests_total in $BASE/q/metrics"
+    # Over the measured runs only (the counters since the restart are in the check line too).
+    M_HIT=$((CACHE_HIT - CACHE_HIT0))
+    M_MISS=$((CACHE_MISS - CACHE_MISS0))
+    M_ERROR=$((CACHE_ERROR - CACHE_ERROR0))
+    M_BYPASS=$((CACHE_BYPASS - CACHE_BYPASS0))
+    log "replay+redis measured runs: $REDIS_REQUESTS requests; cache hits $M_HIT, misses $M_MISS, errors $M_ERROR, bypassed $M_BYPASS (since the restart: hit $CACHE_HIT, miss $CACHE_MISS, error $CACHE_ERROR, bypass $CACHE_BYPASS)"
+fi
+
+# ------------------------------------------------------------------------------------------
 # The ceiling: pgbench running exactly the SQL of one order creation
 # ------------------------------------------------------------------------------------------
 # -l (a line per transaction, for p50/p99) costs the ceiling a few per cent: only on request.
@@ -491,6 +632,11 @@ RESULTS="$OUT/results.md"
     echo "- PostgreSQL $PG_VERSION, fsync=$FSYNC, synchronous_commit=$SYNC_COMMIT; $(nproc) CPUs"
     echo "- $("$JAVA_HOME/bin/java" -version 2>&1 | head -n 1); pool max size ${POOL:-service default}"
     echo "- DURATION=${DURATION}s per run, WARMUP_SECONDS=$WARMUP_SECONDS, wrk -t $THREADS --latency, pgbench -n -M prepared -j $THREADS${PGBENCH_LOG_ARGS:+ -l}"
+    if ((REDIS)); then
+        echo "- replay+redis rows: the service restarted with IDEMPOTENCY_REDIS_ENABLED=true, Redis ${REDIS_VERSION:-?} at $REDIS_HOST:$REDIS_PORT database $REDIS_DB (flushed first), each primed key replayed once to fill the cache, then ${redis_warmup}s of replay warm-up"
+    else
+        echo "- REDIS=0: no replay+redis phase"
+    fi
     echo
     echo "| scenario | conns | req/s | p50 ms | p99 ms | errors | service peak RSS MiB | service CPU ms/req | PostgreSQL CPU ms/req | 201 new | 201 replayed |"
     echo "|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|"
@@ -513,6 +659,12 @@ RESULTS="$OUT/results.md"
     done
     line+=" · replay ÷ create at $max_c connections: $(ratio "$(rps_of replay "$max_c")" "$(rps_of create "$max_c")")**"
     echo "$line"
+    if ((REDIS)); then
+        echo
+        for c in $CONNECTIONS; do
+            echo "- replay+redis ÷ replay at $c connections: $(ratio "$(rps_of replay+redis "$c")" "$(rps_of replay "$c")")"
+        done
+    fi
 } > "$RESULTS"
 
 # ------------------------------------------------------------------------------------------
@@ -561,7 +713,16 @@ IFS='|' read -r taken ordered skus_off orphan < <(q -c "
     check "$([[ $PRIMED_NEW == "$REPLAY_KEYS" && $PRIMED_ERRORS == 0 ]] && echo 1 || echo 0)" \
         "replay keys primed: $PRIMED_NEW of $REPLAY_KEYS created, $PRIMED_ERRORS errors"
     check "$([[ $REPLAY_NEW == 0 ]] && echo 1 || echo 0)" \
-        "replay runs created nothing new: $REPLAY_NEW 201 Idempotent-Replayed:false"
+        "replay runs created nothing new: $REPLAY_NEW 201 Idempotent-Replayed:false$( ((REDIS)) && echo ' (replay, and replay+redis with its fill and warm-up)')"
+    if ((REDIS)); then
+        check "$( ((FILL_REPLAYED == REPLAY_KEYS && FILL_ERRORS == 0)) && echo 1 || echo 0)" \
+            "replay+redis cache fill (each primed key once, Redis on): $FILL_REPLAYED of $REPLAY_KEYS replayed, $FILL_ERRORS errors"
+        check "$( ((M_HIT >= REDIS_REQUESTS && REDIS_REQUESTS > 0 && M_ERROR + M_BYPASS == 0)) && echo 1 || echo 0)" \
+            "replay+redis answered from Redis (idempotency_cache_requests_total over the measured runs): hits $M_HIT >= $REDIS_REQUESTS requests, errors $M_ERROR + bypass $M_BYPASS = 0, misses $M_MISS"
+        echo "INFO  Redis fast layer since the restart (smoke-key replays, fill, warm-up, measured): hit $CACHE_HIT, miss $CACHE_MISS, error $CACHE_ERROR, bypass $CACHE_BYPASS"
+    else
+        echo "INFO  REDIS=0: no replay+redis phase"
+    fi
     echo "INFO  idempotency records not SUCCEEDED (service keys): $not_succeeded"
     total_errors=$(awk -F'\t' '{ s += $6 } END { print s + 0 }' "$ROWS")
     if ((total_errors > 0)); then
