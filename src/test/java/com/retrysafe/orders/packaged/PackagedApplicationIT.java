@@ -1,31 +1,30 @@
 package com.retrysafe.orders.packaged;
 
+import static com.retrysafe.orders.packaged.PackagedJar.APP_DIR;
+import static com.retrysafe.orders.packaged.PackagedJar.HTTP;
+import static com.retrysafe.orders.packaged.PackagedJar.WORK;
+import static com.retrysafe.orders.packaged.PackagedJar.awaitReady;
+import static com.retrysafe.orders.packaged.PackagedJar.order;
+import static com.retrysafe.orders.packaged.PackagedJar.send;
+import static com.retrysafe.orders.packaged.PackagedJar.single;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
-import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.KeyPair;
-import java.security.KeyPairGenerator;
 import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 
@@ -36,9 +35,6 @@ import org.junit.jupiter.api.Test;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
-import io.smallrye.jwt.build.Jwt;
-import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
-
 /**
  * The packaged application ({@code java -jar target/quarkus-app/quarkus-run.jar}, prod profile),
  * configured only through the environment variables API.md names, as operators and the
@@ -46,59 +42,16 @@ import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
  */
 class PackagedApplicationIT {
 
-    private static final String ISSUER = "https://issuer.it.example";
-    private static final Path APP_DIR = Path.of(System.getProperty("app.dir", "target/quarkus-app"));
-    private static final Path WORK = Path.of("target", "packaged-it");
-    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
-
-    private static EmbeddedPostgres embedded;
-    private static String host;
-    private static int port;
-    private static String user;
-    private static String database;
-    private static KeyPair keys;
-    private static Path publicKeyPem;
+    private static PackagedJar jar;
 
     @BeforeAll
     static void database() throws Exception {
-        Files.createDirectories(WORK);
-        String server = System.getenv("TEST_PG_URL");
-        if (server != null) {
-            URI uri = URI.create(server);
-            host = uri.getHost();
-            port = uri.getPort() < 0 ? 5432 : uri.getPort();
-            user = uri.getUserInfo() == null ? "postgres" : uri.getUserInfo().split(":")[0];
-        } else {
-            embedded = EmbeddedPostgres.builder()
-                    .setDataDirectory(WORK.resolve("pg-data").toFile())
-                    .setCleanDataDirectory(true)
-                    .start();
-            host = "127.0.0.1";
-            port = embedded.getPort();
-            user = "postgres";
-        }
-        database = "orders_it_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
-        try (Connection admin = jdbc("postgres"); Statement statement = admin.createStatement()) {
-            statement.execute("CREATE DATABASE " + database);
-        }
-
-        KeyPairGenerator generator = KeyPairGenerator.getInstance("RSA");
-        generator.initialize(2048);
-        keys = generator.generateKeyPair();
-        publicKeyPem = WORK.resolve("jwt-public.pem");
-        Files.writeString(publicKeyPem, "-----BEGIN PUBLIC KEY-----\n"
-                + Base64.getMimeEncoder(64, "\n".getBytes()).encodeToString(keys.getPublic().getEncoded())
-                + "\n-----END PUBLIC KEY-----\n");
+        jar = PackagedJar.create("packaged");
     }
 
     @AfterAll
     static void dropDatabase() throws Exception {
-        try (Connection admin = jdbc("postgres"); Statement statement = admin.createStatement()) {
-            statement.execute("DROP DATABASE IF EXISTS " + database + " WITH (FORCE)");
-        }
-        if (embedded != null) {
-            embedded.close();
-        }
+        jar.close();
     }
 
     @Test
@@ -111,8 +64,8 @@ class PackagedApplicationIT {
 
     @Test
     void refusesToStartWithoutAJwtKey() throws Exception {
-        Map<String, String> env = databaseEnv();
-        Process app = start(env, "no-key");
+        Map<String, String> env = jar.databaseEnv();
+        Process app = jar.start(env, "no-key");
         assertTrue(app.waitFor(90, TimeUnit.SECONDS), "the application should exit by itself");
         assertNotEquals(0, app.exitValue());
         assertTrue(Files.readString(WORK.resolve("no-key.log")).contains("MP_JWT_VERIFY_PUBLICKEY_LOCATION"));
@@ -120,17 +73,17 @@ class PackagedApplicationIT {
 
     @Test
     void servesTheContractConfiguredByEnvironmentAlone() throws Exception {
-        Map<String, String> env = databaseEnv();
+        Map<String, String> env = jar.databaseEnv();
         env.put("IDEMPOTENCY_RETENTION", "48h");
-        int httpPort = withKeyAndPort(env);
-        String owner = Jwt.issuer(ISSUER).subject("77").sign(keys.getPrivate());
-        String stranger = Jwt.issuer("https://someone-else").subject("77").sign(keys.getPrivate());
-        Process app = start(env, "app");
+        int httpPort = jar.withKeyAndPort(env);
+        String owner = jar.token("77");
+        String stranger = jar.token("https://someone-else", "77");
+        Process app = jar.start(env, "app");
         try {
             String base = "http://127.0.0.1:" + httpPort;
             awaitReady(base, app);
 
-            assertEquals(200, setStock(base, 10001, 5));
+            assertEquals(200, jar.setStock(base, 10001, 5));
 
             String key = "it-" + UUID.randomUUID();
             HttpResponse<String> first = send(order(base, owner, key, "{\"skuId\": 10001, \"quantity\": 2}"));
@@ -152,7 +105,7 @@ class PackagedApplicationIT {
             String metrics = send(HttpRequest.newBuilder(URI.create(base + "/q/metrics")).GET()).body();
             assertTrue(metrics.contains("idempotency_requests_total{operation=\"CREATE_ORDER\",outcome=\"replayed\"} 1.0"));
 
-            try (Connection db = jdbc(database); Statement statement = db.createStatement()) {
+            try (Connection db = jar.jdbc(); Statement statement = db.createStatement()) {
                 assertEquals(3, single(statement, "SELECT count(*) FROM flyway_schema_history WHERE success"),
                         "Flyway migrated through the JDBC URL derived from the reactive one");
                 assertEquals(1, single(statement, "SELECT count(*) FROM purchase_order WHERE owner_id = 77"));
@@ -199,14 +152,14 @@ class PackagedApplicationIT {
     @Test
     void aJdbcUrlAloneIsEnough() throws Exception {
         Map<String, String> env = new HashMap<>();
-        env.put("QUARKUS_DATASOURCE_JDBC_URL", "jdbc:postgresql://" + host + ":" + port + "/" + database);
-        env.put("QUARKUS_DATASOURCE_USERNAME", user);
-        int httpPort = withKeyAndPort(env);
-        Process app = start(env, "jdbc-only");
+        env.put("QUARKUS_DATASOURCE_JDBC_URL", jar.jdbcUrl());
+        env.put("QUARKUS_DATASOURCE_USERNAME", jar.user());
+        int httpPort = jar.withKeyAndPort(env);
+        Process app = jar.start(env, "jdbc-only");
         try {
             String base = "http://127.0.0.1:" + httpPort;
             awaitReady(base, app);
-            assertEquals(200, setStock(base, 20002, 1),
+            assertEquals(200, jar.setStock(base, 20002, 1),
                     "the reactive pool reached the database named only by the JDBC URL");
         } finally {
             app.destroy();
@@ -214,25 +167,17 @@ class PackagedApplicationIT {
         }
     }
 
-    private static HttpRequest.Builder order(String base, String token, String key, String body) {
-        return HttpRequest.newBuilder(URI.create(base + "/api/orders"))
-                .header("Authorization", "Bearer " + token)
-                .header("Idempotency-Key", key)
-                .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(body));
-    }
-
     @Test
     void aCrashMidFlightNeitherLosesNorDuplicatesAnOrder() throws Exception {
         int orders = 300;
         int initialStock = 100_000;
-        String owner = Jwt.issuer(ISSUER).subject("88").sign(keys.getPrivate());
-        Map<String, String> env = databaseEnv();
-        int firstPort = withKeyAndPort(env);
-        Process app = start(env, "crash-before");
+        String owner = jar.token("88");
+        Map<String, String> env = jar.databaseEnv();
+        int firstPort = jar.withKeyAndPort(env);
+        Process app = jar.start(env, "crash-before");
         String base = "http://127.0.0.1:" + firstPort;
         awaitReady(base, app);
-        assertEquals(200, setStock(base, 30003, initialStock));
+        assertEquals(200, jar.setStock(base, 30003, initialStock));
 
         String run = UUID.randomUUID().toString().substring(0, 8);
         java.util.List<String> keys = new java.util.ArrayList<>();
@@ -264,9 +209,9 @@ class PackagedApplicationIT {
         }
         assertTrue(answeredBeforeCrash.size() < orders, "the crash must interrupt the burst");
 
-        Map<String, String> restartEnv = databaseEnv();
-        int secondPort = withKeyAndPort(restartEnv);
-        Process restarted = start(restartEnv, "crash-after");
+        Map<String, String> restartEnv = jar.databaseEnv();
+        int secondPort = jar.withKeyAndPort(restartEnv);
+        Process restarted = jar.start(restartEnv, "crash-after");
         try {
             String again = "http://127.0.0.1:" + secondPort;
             awaitReady(again, restarted);
@@ -286,7 +231,7 @@ class PackagedApplicationIT {
             assertTrue(restarted.waitFor(30, TimeUnit.SECONDS));
         }
 
-        try (Connection db = jdbc(database); Statement statement = db.createStatement()) {
+        try (Connection db = jar.jdbc(); Statement statement = db.createStatement()) {
             assertEquals(orders, single(statement, "SELECT count(*) FROM purchase_order WHERE owner_id = 88"),
                     "exactly one order per key");
             assertEquals(orders, single(statement, "SELECT count(DISTINCT resource_id) FROM idempotency_record "
@@ -300,84 +245,7 @@ class PackagedApplicationIT {
         }
     }
 
-    /** Sets a SKU's stock as an inventory-admin; returns the HTTP status. */
-    private static int setStock(String base, long skuId, int available) {
-        String admin = Jwt.issuer(ISSUER).subject("1").groups(Set.of("inventory-admin")).sign(keys.getPrivate());
-        return send(HttpRequest.newBuilder(URI.create(base + "/api/inventory/" + skuId))
-                .header("Authorization", "Bearer " + admin).header("Content-Type", "application/json")
-                .PUT(HttpRequest.BodyPublishers.ofString("{\"available\": " + available + "}"))).statusCode();
-    }
-
     private static String body(int i) {
         return "{\"skuId\": 30003, \"quantity\": " + (1 + i % 3) + "}";
-    }
-
-    /** Adds the JWT verification settings and a free HTTP port to {@code env}; returns the port. */
-    private static int withKeyAndPort(Map<String, String> env) throws IOException {
-        env.put("MP_JWT_VERIFY_PUBLICKEY_LOCATION", publicKeyPem.toAbsolutePath().toString());
-        env.put("MP_JWT_VERIFY_ISSUER", ISSUER);
-        int httpPort = freePort();
-        env.put("QUARKUS_HTTP_PORT", Integer.toString(httpPort));
-        return httpPort;
-    }
-
-    private static Map<String, String> databaseEnv() {
-        Map<String, String> env = new HashMap<>();
-        env.put("QUARKUS_DATASOURCE_REACTIVE_URL", "postgresql://" + host + ":" + port + "/" + database);
-        env.put("QUARKUS_DATASOURCE_USERNAME", user);
-        return env;
-    }
-
-    private static Process start(Map<String, String> env, String name) throws IOException {
-        Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-        ProcessBuilder builder = new ProcessBuilder(java.toString(), "-jar",
-                APP_DIR.resolve("quarkus-run.jar").toString())
-                .redirectErrorStream(true)
-                .redirectOutput(WORK.resolve(name + ".log").toFile());
-        builder.environment().keySet().removeIf(variable -> variable.startsWith("QUARKUS_")
-                || variable.startsWith("MP_JWT_") || variable.startsWith("IDEMPOTENCY_"));
-        builder.environment().putAll(env);
-        return builder.start();
-    }
-
-    private static void awaitReady(String base, Process app) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
-        while (System.nanoTime() < deadline) {
-            assertTrue(app.isAlive(), "the application exited during start-up; see target/packaged-it/app.log");
-            try {
-                if (send(HttpRequest.newBuilder(URI.create(base + "/q/health/ready")).GET()).statusCode() == 200) {
-                    return;
-                }
-            } catch (IllegalStateException notYet) {
-                // not listening yet
-            }
-            TimeUnit.MILLISECONDS.sleep(250);
-        }
-        throw new AssertionError("not ready within 90 s");
-    }
-
-    private static HttpResponse<String> send(HttpRequest.Builder request) {
-        try {
-            return HTTP.send(request.timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
-        } catch (Exception e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
-    private static Connection jdbc(String name) throws Exception {
-        return DriverManager.getConnection("jdbc:postgresql://" + host + ":" + port + "/" + name, user, null);
-    }
-
-    private static long single(Statement statement, String sql) throws Exception {
-        try (ResultSet rows = statement.executeQuery(sql)) {
-            rows.next();
-            return rows.getLong(1);
-        }
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket socket = new ServerSocket(0)) {
-            return socket.getLocalPort();
-        }
     }
 }

@@ -1,0 +1,222 @@
+package com.retrysafe.orders.packaged;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.KeyPair;
+import java.security.KeyPairGenerator;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.Base64;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+
+import io.smallrye.jwt.build.Jwt;
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+
+/**
+ * The packaged application ({@code java -jar target/quarkus-app/quarkus-run.jar}, prod profile) as
+ * operators run it: configured only through the environment variables API.md names, against a
+ * database of its own (on an embedded PostgreSQL, or on the server {@code TEST_PG_URL} names),
+ * trusting a freshly generated JWT key pair.
+ */
+final class PackagedJar implements AutoCloseable {
+
+    static final String ISSUER = "https://issuer.it.example";
+    static final Path APP_DIR = Path.of(System.getProperty("app.dir", "target/quarkus-app"));
+    static final Path WORK = Path.of("target", "packaged-it");
+    static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+    private final EmbeddedPostgres embedded;
+    private final String host;
+    private final int port;
+    private final String user;
+    private final String database;
+    private final KeyPair keys;
+    private final Path publicKeyPem;
+
+    private PackagedJar(EmbeddedPostgres embedded, String host, int port, String user, String database,
+            KeyPair keys, Path publicKeyPem) {
+        this.embedded = embedded;
+        this.host = host;
+        this.port = port;
+        this.user = user;
+        this.database = database;
+        this.keys = keys;
+        this.publicKeyPem = publicKeyPem;
+    }
+
+    /** @param suite names this suite's files under {@link #WORK}, so suites never share a data directory */
+    static PackagedJar create(String suite) throws Exception {
+        Files.createDirectories(WORK);
+        EmbeddedPostgres embedded = null;
+        String host;
+        int port;
+        String user;
+        String server = System.getenv("TEST_PG_URL");
+        if (server != null) {
+            URI uri = URI.create(server);
+            host = uri.getHost();
+            port = uri.getPort() < 0 ? 5432 : uri.getPort();
+            user = uri.getUserInfo() == null ? "postgres" : uri.getUserInfo().split(":")[0];
+        } else {
+            embedded = EmbeddedPostgres.builder()
+                    .setDataDirectory(WORK.resolve("pg-data-" + suite).toFile())
+                    .setCleanDataDirectory(true)
+                    .start();
+            host = "127.0.0.1";
+            port = embedded.getPort();
+            user = "postgres";
+        }
+        String database = "orders_it_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+
+        KeyPairGenerator generator = KeyPairGenerator.getInstance("RSA");
+        generator.initialize(2048);
+        KeyPair keys = generator.generateKeyPair();
+        Path publicKeyPem = WORK.resolve("jwt-public-" + suite + ".pem");
+        Files.writeString(publicKeyPem, "-----BEGIN PUBLIC KEY-----\n"
+                + Base64.getMimeEncoder(64, "\n".getBytes()).encodeToString(keys.getPublic().getEncoded())
+                + "\n-----END PUBLIC KEY-----\n");
+
+        PackagedJar jar = new PackagedJar(embedded, host, port, user, database, keys, publicKeyPem);
+        try (Connection admin = jar.jdbc("postgres"); Statement statement = admin.createStatement()) {
+            statement.execute("CREATE DATABASE " + database);
+        }
+        return jar;
+    }
+
+    @Override
+    public void close() throws Exception {
+        try (Connection admin = jdbc("postgres"); Statement statement = admin.createStatement()) {
+            statement.execute("DROP DATABASE IF EXISTS " + database + " WITH (FORCE)");
+        }
+        if (embedded != null) {
+            embedded.close();
+        }
+    }
+
+    Map<String, String> databaseEnv() {
+        Map<String, String> env = new HashMap<>();
+        env.put("QUARKUS_DATASOURCE_REACTIVE_URL", "postgresql://" + host + ":" + port + "/" + database);
+        env.put("QUARKUS_DATASOURCE_USERNAME", user);
+        return env;
+    }
+
+    /** The database as a JDBC URL, for the configuration that names only that. */
+    String jdbcUrl() {
+        return "jdbc:postgresql://" + host + ":" + port + "/" + database;
+    }
+
+    String user() {
+        return user;
+    }
+
+    /** Adds the JWT verification settings and a free HTTP port to {@code env}; returns the port. */
+    int withKeyAndPort(Map<String, String> env) throws IOException {
+        env.put("MP_JWT_VERIFY_PUBLICKEY_LOCATION", publicKeyPem.toAbsolutePath().toString());
+        env.put("MP_JWT_VERIFY_ISSUER", ISSUER);
+        int httpPort = freePort();
+        env.put("QUARKUS_HTTP_PORT", Integer.toString(httpPort));
+        return httpPort;
+    }
+
+    /** Starts the jar with exactly {@code env} as its configuration; its output goes to {@code WORK/name.log}. */
+    Process start(Map<String, String> env, String name) throws IOException {
+        Path java = Path.of(System.getProperty("java.home"), "bin", "java");
+        ProcessBuilder builder = new ProcessBuilder(java.toString(), "-jar",
+                APP_DIR.resolve("quarkus-run.jar").toString())
+                .redirectErrorStream(true)
+                .redirectOutput(log(name).toFile());
+        builder.environment().keySet().removeIf(variable -> variable.startsWith("QUARKUS_")
+                || variable.startsWith("MP_JWT_") || variable.startsWith("IDEMPOTENCY_"));
+        builder.environment().putAll(env);
+        return builder.start();
+    }
+
+    static Path log(String name) {
+        return WORK.resolve(name + ".log");
+    }
+
+    static void awaitReady(String base, Process app) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+        while (System.nanoTime() < deadline) {
+            assertTrue(app.isAlive(), "the application exited during start-up; see its log in " + WORK);
+            try {
+                if (send(HttpRequest.newBuilder(URI.create(base + "/q/health/ready")).GET()).statusCode() == 200) {
+                    return;
+                }
+            } catch (IllegalStateException notYet) {
+                // not listening yet
+            }
+            TimeUnit.MILLISECONDS.sleep(250);
+        }
+        throw new AssertionError("not ready within 90 s");
+    }
+
+    String token(String subject) {
+        return token(ISSUER, subject);
+    }
+
+    String token(String issuer, String subject) {
+        return Jwt.issuer(issuer).subject(subject).sign(keys.getPrivate());
+    }
+
+    /** Sets a SKU's stock as an inventory-admin; returns the HTTP status. */
+    int setStock(String base, long skuId, int available) {
+        String admin = Jwt.issuer(ISSUER).subject("1").groups(Set.of("inventory-admin")).sign(keys.getPrivate());
+        return send(HttpRequest.newBuilder(URI.create(base + "/api/inventory/" + skuId))
+                .header("Authorization", "Bearer " + admin).header("Content-Type", "application/json")
+                .PUT(HttpRequest.BodyPublishers.ofString("{\"available\": " + available + "}"))).statusCode();
+    }
+
+    static HttpRequest.Builder order(String base, String token, String key, String body) {
+        return HttpRequest.newBuilder(URI.create(base + "/api/orders"))
+                .header("Authorization", "Bearer " + token)
+                .header("Idempotency-Key", key)
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body));
+    }
+
+    static HttpResponse<String> send(HttpRequest.Builder request) {
+        try {
+            return HTTP.send(request.timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** This suite's database. */
+    Connection jdbc() throws Exception {
+        return jdbc(database);
+    }
+
+    Connection jdbc(String name) throws Exception {
+        return DriverManager.getConnection("jdbc:postgresql://" + host + ":" + port + "/" + name, user, null);
+    }
+
+    static long single(Statement statement, String sql) throws Exception {
+        try (ResultSet rows = statement.executeQuery(sql)) {
+            rows.next();
+            return rows.getLong(1);
+        }
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket socket = new ServerSocket(0)) {
+            return socket.getLocalPort();
+        }
+    }
+}
