@@ -2,12 +2,14 @@
 # The measurements behind docs/SCALING.md, against the local PostgreSQL (127.0.0.1:5432, user
 # postgres, trust) in a scratch database that is dropped at exit. About a minute of wall time.
 #
-#   1. commit cost: bench/ceiling.sql (the SQL of one order) with pgbench at 1 and 16 connections,
-#      synchronous_commit on, then at 16 connections with it off for the session; pg_test_fsync.
+#   1. commit cost: pg_test_fsync; bench/ceiling.sql (the SQL of one order) with pgbench at 1 and
+#      16 connections as configured, then at 16 with commit_delay = half a flush and with
+#      synchronous_commit off, both for pgbench's sessions only.
 #   2. cleanup cost: ROWS expired records deleted the way the service does (1000-row batches,
 #      FOR UPDATE SKIP LOCKED) plus the VACUUM that reclaims them, against DETACH + DROP of a
 #      partition holding the same rows; time and WAL of each.
-#   3. what partitioning does to the unique scope: the errors and the duplicate PostgreSQL allows.
+#   3. what partitioning does to the unique scope: the errors and the duplicate PostgreSQL allows,
+#      and lock_timeout bounding a wait on a transaction-level advisory lock.
 #
 # Knobs: ROWS (default 200000), DURATION (pgbench seconds per run, default 10).
 set -euo pipefail
@@ -59,15 +61,20 @@ run_pgbench() { # label, connections, extra PGOPTIONS
         "$(awk -v t="$txns" -v s=$(( after[1] - before[1] )) 'BEGIN { printf "%.1f", s ? t / s : 0 }')" \
         "$(( after[2] - before[2] - (after[3] - before[3]) ))"
 }
+echo "pg_test_fsync (fdatasync, the server's wal_sync_method, one 8 kB write per flush):"
+(cd "$TMP" && "$PG_BIN/pg_test_fsync" -s 2 >"$TMP/fsync.out" 2>&1)
+fsync_line=$(grep -E -m1 '^\s+fdatasync\s' "$TMP/fsync.out")
+echo "$fsync_line"
+# The PostgreSQL manual's starting point for commit_delay: half the time of one flush.
+commit_delay=$(awk '{ printf "%d", $(NF-1) / 2 }' <<<"$fsync_line")
 sql -c "CHECKPOINT"
 run_pgbench "c1  synchronous_commit=on" 1
 sql -c "CHECKPOINT"
 run_pgbench "c16 synchronous_commit=on" 16
 sql -c "CHECKPOINT"
+run_pgbench "c16 commit_delay=${commit_delay}us" 16 "-c commit_delay=$commit_delay"
+sql -c "CHECKPOINT"
 run_pgbench "c16 synchronous_commit=off" 16 "-c synchronous_commit=off"
-echo "pg_test_fsync (fdatasync, the server's wal_sync_method, one 8 kB write per flush):"
-(cd "$TMP" && "$PG_BIN/pg_test_fsync" -s 2 >"$TMP/fsync.out" 2>&1)
-grep -E -m1 '^\s+fdatasync\s' "$TMP/fsync.out"
 
 echo
 echo "== 2. cleanup: $ROWS expired records"
@@ -147,3 +154,10 @@ INSERT INTO by_expiry VALUES (7, 'CREATE_ORDER', 'key-3', '2026-01-01 12:00');
 INSERT INTO by_expiry VALUES (7, 'CREATE_ORDER', 'key-3', '2026-01-01 12:00')
     ON CONFLICT (owner_id, operation, idempotency_key, expires_at) DO UPDATE SET expires_at = '2026-01-02 12:00';
 SQL
+sql -c "SELECT 'advisory lock wait bounded by lock_timeout:'"
+lock_key="hashtextextended('7/CREATE_ORDER/key-4', 0)"
+("${PSQL[@]}" -d "$DB" -c "BEGIN" -c "SELECT pg_advisory_xact_lock($lock_key)" -c "SELECT pg_sleep(2)" -c "COMMIT" >/dev/null) &
+holder=$!
+sleep 0.5
+sql -c "SET lock_timeout = '200ms'" -c "SELECT pg_advisory_xact_lock($lock_key)" 2>&1 | sed 's/^/  /' || true
+wait "$holder"
