@@ -40,8 +40,11 @@ public class IdempotencyCleanupJob {
             concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
     Uni<Void> scheduledPurge() {
         return purgeExpired()
-                .onFailure().invoke(failure -> LOG.warnf("Idempotency cleanup failed, will retry next interval: %s",
-                        DatabaseErrors.describe(failure)))
+                .onFailure().invoke(failure -> {
+                    metrics.cleanupFailed();
+                    LOG.warnf("Idempotency cleanup failed, will retry next interval: %s",
+                            DatabaseErrors.describe(failure));
+                })
                 .onFailure().recoverWithNull()
                 .replaceWithVoid();
     }

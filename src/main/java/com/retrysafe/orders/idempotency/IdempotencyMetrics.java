@@ -10,8 +10,8 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.Startup;
 
 /**
- * {@code idempotency_requests_total{operation,outcome}} and
- * {@code idempotency_cleanup_deleted_total}. Every series is registered at start-up, so a
+ * {@code idempotency_requests_total{operation,outcome}}, {@code idempotency_cleanup_deleted_total}
+ * and {@code idempotency_cleanup_failures_total}. Every series is registered at start-up, so a
  * dashboard sees 0 rather than nothing, and a rate() over a fresh series is right.
  */
 @Startup
@@ -20,6 +20,7 @@ public class IdempotencyMetrics {
 
     private final Map<Operation, Map<Outcome, Counter>> requests = new EnumMap<>(Operation.class);
     private final Counter cleanupDeleted;
+    private final Counter cleanupFailures;
 
     public IdempotencyMetrics(MeterRegistry registry) {
         for (Operation operation : Operation.values()) {
@@ -36,6 +37,9 @@ public class IdempotencyMetrics {
         cleanupDeleted = Counter.builder("idempotency.cleanup.deleted")
                 .description("Expired idempotency records deleted by the cleanup job")
                 .register(registry);
+        cleanupFailures = Counter.builder("idempotency.cleanup.failures")
+                .description("Cleanup runs that failed; each is retried at the next interval")
+                .register(registry);
     }
 
     public void count(Operation operation, Outcome outcome) {
@@ -44,5 +48,9 @@ public class IdempotencyMetrics {
 
     public void cleanedUp(int rows) {
         cleanupDeleted.increment(rows);
+    }
+
+    public void cleanupFailed() {
+        cleanupFailures.increment();
     }
 }

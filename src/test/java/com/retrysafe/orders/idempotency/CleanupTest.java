@@ -59,6 +59,24 @@ class CleanupTest {
                 "the counter moves by exactly the rows deleted");
     }
 
+    @Test
+    void aFailedRunIsCountedAndDeletesNothing() {
+        long owner = TestIds.owner();
+        insertRecords(owner, 10, "now() - interval '1 minute'");
+        double failuresBefore = Metrics.value("idempotency_cleanup_failures_total");
+
+        // Holding the table makes the run's DELETE give up after lock_timeout, as a stuck database would.
+        try (Db.RowLock lock = Db.lockTable("idempotency_record")) {
+            cleanup.scheduledPurge().await().atMost(Duration.ofSeconds(30));
+        }
+
+        assertEquals(failuresBefore + 1, Metrics.value("idempotency_cleanup_failures_total"));
+        assertEquals(10, Db.count("SELECT count(*) FROM idempotency_record WHERE owner_id = ?", owner));
+        cleanup.purgeExpired().await().atMost(Duration.ofSeconds(30));
+        assertEquals(0, Db.count("SELECT count(*) FROM idempotency_record WHERE owner_id = ?", owner),
+                "the next run catches up");
+    }
+
     private static void insertRecords(long owner, int count, String expiresAt) {
         Db.update("INSERT INTO idempotency_record (owner_id, operation, idempotency_key, request_hash, status, "
                 + "http_status, response_json, expires_at) "

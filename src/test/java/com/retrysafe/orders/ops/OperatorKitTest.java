@@ -47,6 +47,7 @@ class OperatorKitTest {
 
     private static final Set<String> REQUIRED_ALERTS = Set.of(
             "OrderServiceIdempotencyKeyReuse", "OrderServiceRequestsInProgress", "OrderServiceCleanupStalled",
+            "OrderServiceCleanupFailing",
             "OrderServiceReadinessFlapping", "OrderServiceServerErrors", "OrderServiceUnavailable",
             "OrderServiceDbPoolSaturated", "OrderServiceDbPoolWaiting", "OrderServiceRedisBreakerOpen",
             "OrderServiceRedisErrors", "OrderServiceTargetDown", "OrderServiceAbsent");
