@@ -13,7 +13,7 @@ import io.quarkus.test.junit.QuarkusIntegrationTest;
 @WithTestResource(PackagedAppResource.class)
 class RedisSilentIT extends RedisSilentTest {
 
-    /** The test allows an order 2 s for three 50 ms Redis timeouts: not for a cold JVM's first request. */
+    /** The test allows an order 5 s for three 50 ms Redis timeouts: not for a cold JVM's first request. */
     @BeforeAll
     static void warmUp() {
         WarmUp.requestPath();

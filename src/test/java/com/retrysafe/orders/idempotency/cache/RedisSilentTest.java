@@ -43,6 +43,8 @@ class RedisSilentTest {
         long owner = TestIds.owner();
         long sku = skuWithStock(10);
         String key = TestIds.key();
+        // A fresh application's first request pays for class loading and JIT: not what is measured.
+        createOrder(owner, TestIds.key(), orderBody(sku, 1)).then().statusCode(201);
         double errorsBefore = cacheCalls("error");
 
         long started = System.nanoTime();
@@ -59,11 +61,12 @@ class RedisSilentTest {
         assertEquals(created.asString(), replay.asString());
         assertEquals(errorsBefore + 5, cacheCalls("error"), "lookup and write-back of the replay");
 
-        // Bounded by the 50 ms timeouts, far from the Redis client's own 10 s default.
-        assertTrue(createTook.compareTo(Duration.ofSeconds(2)) < 0, "create took " + createTook);
-        assertTrue(replayTook.compareTo(Duration.ofSeconds(2)) < 0, "replay took " + replayTook);
-        assertEquals(1, Db.orders(owner));
-        assertEquals(8, Db.stock(sku));
+        // Bounded by the 50 ms timeouts, far from the Redis client's own 10 s default (generous
+        // margins: a loaded 2-core CI machine stretches everything).
+        assertTrue(createTook.compareTo(Duration.ofSeconds(5)) < 0, "create took " + createTook);
+        assertTrue(replayTook.compareTo(Duration.ofSeconds(5)) < 0, "replay took " + replayTook);
+        assertEquals(2, Db.orders(owner));
+        assertEquals(7, Db.stock(sku));
         assertEquals(0.0, cacheCalls("hit") + cacheCalls("miss"));
     }
 
