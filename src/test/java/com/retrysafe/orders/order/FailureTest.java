@@ -70,7 +70,7 @@ class FailureTest {
         CompletableFuture<HttpResponse<String>> first;
         try (Db.RowLock lock = Db.lockSku(sku)) {
             first = CompletableFuture.supplyAsync(() -> Http.send(Http.createOrder(token, key, orderBody(sku, 2))));
-            awaitServiceBlockedOnLock();
+            Db.awaitServiceBlockedOnLock();
 
             long started = System.nanoTime();
             Response duplicate = createOrder(owner, key, orderBody(sku, 2));
@@ -91,15 +91,5 @@ class FailureTest {
         assertEquals(1, Db.orders(owner));
         assertEquals(8, Db.stock(sku));
         assertEquals(inProgressBefore + 1, Metrics.requests("in_progress"));
-    }
-
-    private static void awaitServiceBlockedOnLock() throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (Db.serviceBackendsWaitingOnLocks() == 0) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("the service never blocked on the held lock");
-            }
-            TimeUnit.MILLISECONDS.sleep(20);
-        }
     }
 }

@@ -7,6 +7,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 
 import org.eclipse.microprofile.config.Config;
 import org.eclipse.microprofile.config.ConfigProvider;
@@ -119,6 +120,17 @@ public final class Db {
             return new RowLock(connection);
         } catch (SQLException e) {
             throw new IllegalStateException(e);
+        }
+    }
+
+    /** Waits (at most 5 s) until some statement of the service is blocked on a lock. */
+    public static void awaitServiceBlockedOnLock() throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (serviceBackendsWaitingOnLocks() == 0) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("the service never blocked on the held lock");
+            }
+            TimeUnit.MILLISECONDS.sleep(20);
         }
     }
 

@@ -38,6 +38,7 @@ import com.retrysafe.orders.idempotency.Operation;
 import com.retrysafe.orders.support.Db;
 import com.retrysafe.orders.support.Http;
 import com.retrysafe.orders.support.Metrics;
+import com.retrysafe.orders.support.SameKeyAnswers;
 import com.retrysafe.orders.support.TestIds;
 import com.retrysafe.orders.support.Tokens;
 
@@ -140,7 +141,8 @@ class RedisFastLayerTest {
         try (Db.RowLock lock = Db.lockSku(sku)) {
             first = CompletableFuture.supplyAsync(() -> Http.send(Http.createOrder(token, key, orderBody(sku, 2))));
             awaitValue(owner, key, value -> value.startsWith("inflight:"));
-            awaitServiceBlockedOnLock();
+            // The first request has claimed the key and now waits on the SKU row.
+            Db.awaitServiceBlockedOnLock();
 
             long started = System.nanoTime();
             duplicate = createOrder(owner, key, orderBody(sku, 2));
@@ -191,24 +193,12 @@ class RedisFastLayerTest {
         List<HttpResponse<String>> responses = Http.concurrently(
                 Collections.nCopies(20, Http.createOrder(Tokens.user(owner), key, orderBody(sku, 3))));
 
-        int executed = 0;
-        Set<JsonNode> bodies = new HashSet<>();
-        for (HttpResponse<String> response : responses) {
-            if (response.statusCode() == 409) {
-                assertEquals("/problems/request-in-progress", JSON.readTree(response.body()).get("type").asText());
-                continue;
-            }
-            assertEquals(201, response.statusCode(), response.body());
-            bodies.add(JSON.readTree(response.body()));
-            if ("false".equals(response.headers().firstValue("Idempotent-Replayed").orElseThrow())) {
-                executed++;
-            }
-        }
-        assertEquals(1, executed, "a stale marker does not block the key, and never doubles it");
-        assertEquals(1, bodies.size());
+        SameKeyAnswers answers = SameKeyAnswers.of(responses);
+        assertEquals(1, answers.executed(), "a stale marker does not block the key, and never doubles it");
+        JsonNode order = answers.theOrder();
         Response retry = createOrder(owner, key, orderBody(sku, 3));
         retry.then().statusCode(201).header("Idempotent-Replayed", "true");
-        assertEquals(bodies.iterator().next(), JSON.readTree(retry.asString()));
+        assertEquals(order, JSON.readTree(retry.asString()));
         assertEquals(1, Db.orders(owner));
         assertEquals(97, Db.stock(sku));
         assertEquals("SUCCEEDED", Db.record(owner, key).get("status"));
@@ -335,17 +325,6 @@ class RedisFastLayerTest {
                 throw new AssertionError("Redis never held the expected value; last: " + value);
             }
             TimeUnit.MILLISECONDS.sleep(10);
-        }
-    }
-
-    /** The first request has claimed the key and now waits on the SKU row. */
-    private static void awaitServiceBlockedOnLock() throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (Db.serviceBackendsWaitingOnLocks() == 0) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("the service never blocked on the held lock");
-            }
-            TimeUnit.MILLISECONDS.sleep(20);
         }
     }
 
