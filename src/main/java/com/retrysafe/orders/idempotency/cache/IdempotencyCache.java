@@ -162,17 +162,18 @@ public class IdempotencyCache {
                     LOG.debugf("Redis call failed, the database decides: %s", failure.toString());
                     return fallback;
                 });
-        // A timeout fires on a timer thread and Redis answers on its connection's thread: go on
-        // where the request was, as the database code after this expects.
-        return requestContext == null ? answered : answered.emitOn(on(requestContext));
+        // Only a timeout leaves the event loop (it fires on a timer thread): bring that one back to
+        // the request's context. A Redis answer arrives on an event loop and goes on there inline,
+        // as a database answer does, without queueing another task.
+        return requestContext == null ? answered : answered.emitOn(backOnEventLoop(requestContext));
     }
 
-    private static Executor on(Context context) {
+    private static Executor backOnEventLoop(Context requestContext) {
         return task -> {
-            if (Vertx.currentContext() == context) {
+            if (Context.isOnEventLoopThread()) {
                 task.run();
             } else {
-                context.runOnContext(ignored -> task.run());
+                requestContext.runOnContext(ignored -> task.run());
             }
         };
     }
