@@ -257,17 +257,10 @@ ms_per() { # ticks requests
 # ------------------------------------------------------------------------------------------
 # Keys and tokens
 # ------------------------------------------------------------------------------------------
-b64url() { openssl base64 -A | tr '+/' '-_' | tr -d '='; }
-openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$TMP/key.pem" 2>/dev/null
-openssl pkey -in "$TMP/key.pem" -pubout -out "$TMP/pub.pem"
+# shellcheck source=bench/jwt.sh
+. "$BENCH_DIR/jwt.sh"
+new_key_pair
 ISSUER="https://bench.local/$RUN_ID"
-make_jwt() { # payload-json
-    local h p s
-    h=$(printf '%s' '{"alg":"RS256","typ":"JWT"}' | b64url)
-    p=$(printf '%s' "$1" | b64url)
-    s=$(printf '%s' "$h.$p" | openssl dgst -sha256 -sign "$TMP/key.pem" | b64url)
-    printf '%s.%s.%s' "$h" "$p" "$s"
-}
 NOW=$(date +%s)
 EXP=$((NOW + 86400))
 TOKEN=$(make_jwt "{\"iss\":\"$ISSUER\",\"sub\":\"$OWNER\",\"iat\":$NOW,\"exp\":$EXP,\"jti\":\"$KEY_RUN-u\"}")

@@ -30,17 +30,10 @@ trap cleanup EXIT
 
 "${PSQL[@]}" -d postgres -c "CREATE DATABASE $DB"
 
-b64url() { openssl base64 -A | tr '+/' '-_' | tr -d '='; }
-openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$TMP/key.pem" 2>/dev/null
-openssl pkey -in "$TMP/key.pem" -pubout -out "$TMP/pub.pem"
+# shellcheck source=bench/jwt.sh
+. bench/jwt.sh
+new_key_pair
 ISSUER="https://replicas.local/$DB"
-make_jwt() {
-    local h p s
-    h=$(printf '%s' '{"alg":"RS256","typ":"JWT"}' | b64url)
-    p=$(printf '%s' "$1" | b64url)
-    s=$(printf '%s' "$h.$p" | openssl dgst -sha256 -sign "$TMP/key.pem" | b64url)
-    printf '%s.%s.%s' "$h" "$p" "$s"
-}
 NOW=$(date +%s)
 TOKEN=$(make_jwt "{\"iss\":\"$ISSUER\",\"sub\":\"7\",\"iat\":$NOW,\"exp\":$((NOW + 3600))}")
 ADMIN=$(make_jwt "{\"iss\":\"$ISSUER\",\"sub\":\"1\",\"iat\":$NOW,\"exp\":$((NOW + 3600)),\"groups\":[\"inventory-admin\"]}")
