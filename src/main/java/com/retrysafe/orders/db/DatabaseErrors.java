@@ -4,6 +4,8 @@ import java.io.IOException;
 import java.util.concurrent.TimeoutException;
 
 import io.vertx.core.VertxException;
+import io.vertx.core.http.ConnectionPoolTooBusyException;
+import io.vertx.core.impl.NoStackTraceThrowable;
 import io.vertx.pgclient.PgException;
 
 /**
@@ -36,6 +38,9 @@ public final class DatabaseErrors {
                 return true;
             }
             if (t instanceof VertxException vertx && isConnectionTrouble(vertx.getMessage())) {
+                return true;
+            }
+            if (isPoolAcquireFailure(t)) {
                 return true;
             }
         }
@@ -74,6 +79,23 @@ public final class DatabaseErrors {
                 || state.startsWith("57") // cancelled (statement_timeout), admin shutdown, cannot connect now
                 || state.startsWith("58") // system error (I/O)
                 || state.equals(LOCK_NOT_AVAILABLE);
+    }
+
+    /**
+     * The reactive pool fails a request that waited {@code connectionTimeout} for a free connection
+     * with {@code Future.failedFuture("Timeout")}: a bare {@link NoStackTraceThrowable}, neither a
+     * {@link VertxException} nor a {@link TimeoutException}, so it used to surface as a 500. A full
+     * wait queue gives {@link ConnectionPoolTooBusyException}. Both only mean "busy now".
+     */
+    private static boolean isPoolAcquireFailure(Throwable t) {
+        if (t instanceof ConnectionPoolTooBusyException) {
+            return true;
+        }
+        if (t instanceof NoStackTraceThrowable && t.getMessage() != null) {
+            String lower = t.getMessage().toLowerCase(java.util.Locale.ROOT);
+            return lower.equals("timeout") || lower.contains("max wait queue");
+        }
+        return false;
     }
 
     private static boolean isConnectionTrouble(String message) {
