@@ -33,14 +33,16 @@ import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
  * database of its own (on an embedded PostgreSQL, or on the server {@code TEST_PG_URL} names),
  * trusting a freshly generated JWT key pair.
  */
-final class PackagedJar implements AutoCloseable {
+public final class PackagedJar implements AutoCloseable {
 
-    static final String ISSUER = "https://issuer.it.example";
-    static final Path APP_DIR = Path.of(System.getProperty("app.dir", "target/quarkus-app"));
-    static final Path WORK = Path.of("target", "packaged-it");
-    static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    public static final String ISSUER = "https://issuer.it.example";
+    public static final Path APP_DIR = Path.of(System.getProperty("app.dir", "target/quarkus-app"));
+    public static final Path WORK = Path.of("target", "packaged-it");
+    public static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
-    private final EmbeddedPostgres embedded;
+    private EmbeddedPostgres embedded;
+    /** Set for a private server that a test may stop and start again on the same port and data. */
+    private final Path restartableData;
     private final String host;
     private final int port;
     private final String user;
@@ -48,9 +50,10 @@ final class PackagedJar implements AutoCloseable {
     private final KeyPair keys;
     private final Path publicKeyPem;
 
-    private PackagedJar(EmbeddedPostgres embedded, String host, int port, String user, String database,
-            KeyPair keys, Path publicKeyPem) {
+    private PackagedJar(EmbeddedPostgres embedded, Path restartableData, String host, int port, String user,
+            String database, KeyPair keys, Path publicKeyPem) {
         this.embedded = embedded;
+        this.restartableData = restartableData;
         this.host = host;
         this.port = port;
         this.user = user;
@@ -60,14 +63,34 @@ final class PackagedJar implements AutoCloseable {
     }
 
     /** @param suite names this suite's files under {@link #WORK}, so suites never share a data directory */
-    static PackagedJar create(String suite) throws Exception {
+    public static PackagedJar create(String suite) throws Exception {
+        return create(suite, false);
+    }
+
+    /**
+     * A suite with a PostgreSQL server of its own, even when {@code TEST_PG_URL} names a shared
+     * one, on a fixed port and data directory, so that {@link #stopDatabase()} and
+     * {@link #startDatabase()} restart it under the running service without touching anyone else's.
+     */
+    public static PackagedJar createWithPrivateDatabase(String suite) throws Exception {
+        return create(suite, true);
+    }
+
+    private static PackagedJar create(String suite, boolean privateServer) throws Exception {
         Files.createDirectories(WORK);
         EmbeddedPostgres embedded = null;
+        Path restartableData = null;
         String host;
         int port;
         String user;
         String server = System.getenv("TEST_PG_URL");
-        if (server != null) {
+        if (privateServer) {
+            restartableData = WORK.resolve("pg-data-" + suite);
+            port = freePort();
+            embedded = privateServer(restartableData, port, true);
+            host = "127.0.0.1";
+            user = "postgres";
+        } else if (server != null) {
             URI uri = URI.create(server);
             host = uri.getHost();
             port = uri.getPort() < 0 ? 5432 : uri.getPort();
@@ -91,15 +114,44 @@ final class PackagedJar implements AutoCloseable {
                 + Base64.getMimeEncoder(64, "\n".getBytes()).encodeToString(keys.getPublic().getEncoded())
                 + "\n-----END PUBLIC KEY-----\n");
 
-        PackagedJar jar = new PackagedJar(embedded, host, port, user, database, keys, publicKeyPem);
+        PackagedJar jar = new PackagedJar(embedded, restartableData, host, port, user, database, keys, publicKeyPem);
         try (Connection admin = jar.jdbc("postgres"); Statement statement = admin.createStatement()) {
             statement.execute("CREATE DATABASE " + database);
         }
         return jar;
     }
 
+    private static EmbeddedPostgres privateServer(Path data, int port, boolean fresh) throws IOException {
+        return EmbeddedPostgres.builder()
+                .setDataDirectory(data.toFile())
+                .setCleanDataDirectory(fresh)
+                .setPort(port)
+                .start();
+    }
+
+    /** Stops the private server ({@code pg_ctl stop -m fast}: sessions are cut, data kept). */
+    public void stopDatabase() throws IOException {
+        if (restartableData == null || embedded == null) {
+            throw new IllegalStateException("only a private database can be stopped");
+        }
+        EmbeddedPostgres running = embedded;
+        embedded = null;
+        running.close();
+    }
+
+    /** Starts the private server again, on the same port with the same data. */
+    public void startDatabase() throws IOException {
+        if (restartableData == null || embedded != null) {
+            throw new IllegalStateException("only a stopped private database can be started");
+        }
+        embedded = privateServer(restartableData, port, false);
+    }
+
     @Override
     public void close() throws Exception {
+        if (restartableData != null && embedded == null) {
+            startDatabase();
+        }
         try (Connection admin = jdbc("postgres"); Statement statement = admin.createStatement()) {
             statement.execute("DROP DATABASE IF EXISTS " + database + " WITH (FORCE)");
         }
@@ -108,7 +160,7 @@ final class PackagedJar implements AutoCloseable {
         }
     }
 
-    Map<String, String> databaseEnv() {
+    public Map<String, String> databaseEnv() {
         Map<String, String> env = new HashMap<>();
         env.put("QUARKUS_DATASOURCE_REACTIVE_URL", "postgresql://" + host + ":" + port + "/" + database);
         env.put("QUARKUS_DATASOURCE_USERNAME", user);
@@ -116,16 +168,16 @@ final class PackagedJar implements AutoCloseable {
     }
 
     /** The database as a JDBC URL, for the configuration that names only that. */
-    String jdbcUrl() {
+    public String jdbcUrl() {
         return "jdbc:postgresql://" + host + ":" + port + "/" + database;
     }
 
-    String user() {
+    public String user() {
         return user;
     }
 
     /** Adds the JWT verification settings and a free HTTP port to {@code env}; returns the port. */
-    int withKeyAndPort(Map<String, String> env) throws IOException {
+    public int withKeyAndPort(Map<String, String> env) throws IOException {
         env.put("MP_JWT_VERIFY_PUBLICKEY_LOCATION", publicKeyPem.toAbsolutePath().toString());
         env.put("MP_JWT_VERIFY_ISSUER", ISSUER);
         int httpPort = freePort();
@@ -134,7 +186,7 @@ final class PackagedJar implements AutoCloseable {
     }
 
     /** Starts the jar with exactly {@code env} as its configuration; its output goes to {@code WORK/name.log}. */
-    Process start(Map<String, String> env, String name) throws IOException {
+    public Process start(Map<String, String> env, String name) throws IOException {
         Path java = Path.of(System.getProperty("java.home"), "bin", "java");
         ProcessBuilder builder = new ProcessBuilder(java.toString(), "-jar",
                 APP_DIR.resolve("quarkus-run.jar").toString())
@@ -146,11 +198,11 @@ final class PackagedJar implements AutoCloseable {
         return builder.start();
     }
 
-    static Path log(String name) {
+    public static Path log(String name) {
         return WORK.resolve(name + ".log");
     }
 
-    static void awaitReady(String base, Process app) throws Exception {
+    public static void awaitReady(String base, Process app) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
         while (System.nanoTime() < deadline) {
             assertTrue(app.isAlive(), "the application exited during start-up; see its log in " + WORK);
@@ -166,23 +218,33 @@ final class PackagedJar implements AutoCloseable {
         throw new AssertionError("not ready within 90 s");
     }
 
-    String token(String subject) {
+    public String token(String subject) {
         return token(ISSUER, subject);
     }
 
-    String token(String issuer, String subject) {
+    public String token(String issuer, String subject) {
         return Jwt.issuer(issuer).subject(subject).sign(keys.getPrivate());
     }
 
+    /** The PEM file of the public key the jar trusts, for tests that abuse it. */
+    public Path publicKeyPem() {
+        return publicKeyPem;
+    }
+
+    /** The key the jar's trusted tokens are signed with, for tokens with unusual claims. */
+    public java.security.PrivateKey privateKey() {
+        return keys.getPrivate();
+    }
+
     /** Sets a SKU's stock as an inventory-admin; returns the HTTP status. */
-    int setStock(String base, long skuId, int available) {
+    public int setStock(String base, long skuId, int available) {
         String admin = Jwt.issuer(ISSUER).subject("1").groups(Set.of("inventory-admin")).sign(keys.getPrivate());
         return send(HttpRequest.newBuilder(URI.create(base + "/api/inventory/" + skuId))
                 .header("Authorization", "Bearer " + admin).header("Content-Type", "application/json")
                 .PUT(HttpRequest.BodyPublishers.ofString("{\"available\": " + available + "}"))).statusCode();
     }
 
-    static HttpRequest.Builder order(String base, String token, String key, String body) {
+    public static HttpRequest.Builder order(String base, String token, String key, String body) {
         return HttpRequest.newBuilder(URI.create(base + "/api/orders"))
                 .header("Authorization", "Bearer " + token)
                 .header("Idempotency-Key", key)
@@ -190,7 +252,7 @@ final class PackagedJar implements AutoCloseable {
                 .POST(HttpRequest.BodyPublishers.ofString(body));
     }
 
-    static HttpResponse<String> send(HttpRequest.Builder request) {
+    public static HttpResponse<String> send(HttpRequest.Builder request) {
         try {
             return HTTP.send(request.timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
         } catch (Exception e) {
@@ -199,15 +261,15 @@ final class PackagedJar implements AutoCloseable {
     }
 
     /** This suite's database. */
-    Connection jdbc() throws Exception {
+    public Connection jdbc() throws Exception {
         return jdbc(database);
     }
 
-    Connection jdbc(String name) throws Exception {
+    public Connection jdbc(String name) throws Exception {
         return DriverManager.getConnection("jdbc:postgresql://" + host + ":" + port + "/" + name, user, null);
     }
 
-    static long single(Statement statement, String sql) throws Exception {
+    public static long single(Statement statement, String sql) throws Exception {
         try (ResultSet rows = statement.executeQuery(sql)) {
             rows.next();
             return rows.getLong(1);
