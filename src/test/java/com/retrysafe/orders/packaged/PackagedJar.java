@@ -122,9 +122,16 @@ public final class PackagedJar implements AutoCloseable {
     }
 
     private static EmbeddedPostgres privateServer(Path data, int port, boolean fresh) throws IOException {
+        if (fresh && Files.exists(data)) {
+            try (var files = Files.walk(data)) {
+                files.sorted(java.util.Comparator.reverseOrder()).forEach(file -> file.toFile().delete());
+            }
+        }
+        // Never "clean": zonky deletes a clean data directory when the server stops, and the
+        // restart must find the same data.
         return EmbeddedPostgres.builder()
                 .setDataDirectory(data.toFile())
-                .setCleanDataDirectory(fresh)
+                .setCleanDataDirectory(false)
                 .setPort(port)
                 .start();
     }
