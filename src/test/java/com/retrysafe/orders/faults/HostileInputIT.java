@@ -72,7 +72,7 @@ class HostileInputIT {
         jar.close();
     }
 
-    /** One generated request; {@code codecRejects} says the HTTP codec may refuse it before the service. */
+    /** One generated request. */
     private static final class Case {
         final int number;
         final List<String> mutations = new ArrayList<>();
@@ -80,10 +80,32 @@ class HostileInputIT {
         byte[] body;
         String path = "/api/orders";
         String key;
-        boolean codecRejects;
 
         Case(int number) {
             this.number = number;
+        }
+
+        /**
+         * What Netty's HTTP/1.1 decoder refuses, so that Vert.x answers before any handler of the
+         * service: a header value with a control byte other than HTAB (a CR or an LF alone
+         * included; a CRLF pair only starts another, well-formed, header line), or a header block
+         * over quarkus.http.limits.max-header-size (20K by default).
+         */
+        boolean codecRejects() {
+            int size = 0;
+            for (Header header : headers) {
+                size += header.name().length() + 2 + header.value().length + 2;
+                byte[] value = header.value();
+                for (int i = 0; i < value.length; i++) {
+                    byte b = value[i];
+                    if (b == '\r' && i + 1 < value.length && value[i + 1] == '\n') {
+                        i++;
+                    } else if ((b >= 0 && b < 0x20 && b != '\t') || b == 0x7f) {
+                        return true;
+                    }
+                }
+            }
+            return size > 20 * 1024;
         }
 
         void set(String name, String value) {
@@ -122,7 +144,8 @@ class HostileInputIT {
             Case c = generate(n, random);
             Response response = RawHttp.post(port, c.path, c.headers, c.body);
             worst = Math.max(worst, response.millis());
-            statuses.merge(response.status() + (c.codecRejects ? " (codec case)" : ""), 1, Integer::sum);
+            statuses.merge(response.status() + (bareCodecRejection(response) ? " (bare, from the HTTP codec)" : ""), 1,
+                    Integer::sum);
             if (response.status() >= 500) {
                 fiveXx++;
             }
@@ -174,8 +197,12 @@ class HostileInputIT {
         if (status < 400) {
             return status == 201 ? null : "an unexpected success status";
         }
+        if (bareCodecRejection(response) != c.codecRejects()) {
+            return c.codecRejects() ? "the HTTP codec was expected to refuse this, and did not"
+                    : "a bare " + status + " for a request the service should have answered";
+        }
         if (bareCodecRejection(response)) {
-            return c.codecRejects ? null : "a bare " + status + " for a request the service should have answered";
+            return null;
         }
         String type = response.header("Content-Type");
         if (type == null || !type.startsWith("application/problem+json")) {
@@ -247,7 +274,6 @@ class HostileInputIT {
                 byte[] value = (base + "X").getBytes(StandardCharsets.ISO_8859_1);
                 value[value.length - 1] = control;
                 c.setRaw("Idempotency-Key", value);
-                c.codecRejects = true;
                 c.mutations.add("key with control byte " + control);
             }
             case 3 -> {
@@ -256,12 +282,10 @@ class HostileInputIT {
             }
             case 4 -> {
                 c.set("Idempotency-Key", base + "\n" + MARKER);
-                c.codecRejects = true;
                 c.mutations.add("bare LF in the key");
             }
             case 5 -> {
                 c.set("Idempotency-Key", base + "\r" + MARKER);
-                c.codecRejects = true;
                 c.mutations.add("bare CR in the key");
             }
             case 6 -> {
@@ -282,7 +306,6 @@ class HostileInputIT {
             }
             case 10 -> {
                 c.set("Idempotency-Key", pad(base, 30_000));
-                c.codecRejects = true;
                 c.mutations.add("key over the header size limit");
             }
             default -> {
