@@ -1,7 +1,6 @@
 package com.retrysafe.orders.packaged;
 
 import static com.retrysafe.orders.packaged.PackagedJar.APP_DIR;
-import static com.retrysafe.orders.packaged.PackagedJar.HTTP;
 import static com.retrysafe.orders.packaged.PackagedJar.WORK;
 import static com.retrysafe.orders.packaged.PackagedJar.awaitReady;
 import static com.retrysafe.orders.packaged.PackagedJar.order;
@@ -20,7 +19,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.Statement;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
