@@ -43,7 +43,9 @@ public class PaymentProvider {
                 .ifNoItem().after(timeout).fail()
                 .map(this::classify)
                 .onFailure().recoverWithItem(failure -> ChargeResult.of(ChargeResult.Kind.RETRYABLE,
-                        shorten(failure.getClass().getSimpleName() + ": " + failure.getMessage())));
+                        failure instanceof io.smallrye.mutiny.TimeoutException
+                                ? "no answer within " + timeout.toMillis() + " ms"
+                                : shorten(failure.getClass().getSimpleName() + ": " + failure.getMessage())));
     }
 
     private ChargeResult classify(Response response) {
