@@ -32,8 +32,22 @@ public class PaymentMetrics {
 
     private final PaymentTaskRepository tasks;
     private final Pool pool;
-    private final Map<RecordStatus, AtomicLong> tasksByState = new EnumMap<>(RecordStatus.class);
-    private final AtomicReference<Double> oldestUnfinishedSeconds = new AtomicReference<>(0.0);
+    /*
+     * Static, with the gauges reading them through strong references: Micrometer's global registry
+     * outlives an application restart in one JVM (the test suite restarts Quarkus per profile) and
+     * hands back the gauge registered first. A gauge bound weakly to the first instance's fields
+     * would vanish from the scrape once that instance is collected, and one bound strongly would
+     * show values nobody updates any more.
+     */
+    private static final Map<RecordStatus, AtomicLong> TASKS_BY_STATE = new EnumMap<>(RecordStatus.class);
+    private static final AtomicReference<Double> OLDEST_UNFINISHED_SECONDS = new AtomicReference<>(0.0);
+
+    static {
+        for (RecordStatus state : RecordStatus.values()) {
+            TASKS_BY_STATE.put(state, new AtomicLong());
+        }
+    }
+
     private final Counter attempts;
     private final Counter takeovers;
     private final Counter fencedWrites;
@@ -43,14 +57,13 @@ public class PaymentMetrics {
         this.tasks = tasks;
         this.pool = pool;
         for (RecordStatus state : RecordStatus.values()) {
-            AtomicLong value = new AtomicLong();
-            tasksByState.put(state, value);
-            Gauge.builder("payments.tasks", value, AtomicLong::get)
+            AtomicLong value = TASKS_BY_STATE.get(state);
+            Gauge.builder("payments.tasks", value::get)
                     .description("Payment tasks by state, as of the last refresh")
                     .tag("state", state.name())
                     .register(registry);
         }
-        Gauge.builder("payments.oldest.unfinished.age", oldestUnfinishedSeconds, AtomicReference::get)
+        Gauge.builder("payments.oldest.unfinished.age", OLDEST_UNFINISHED_SECONDS::get)
                 .description("Age of the oldest payment task not yet final: stuck work shows here")
                 .baseUnit("seconds")
                 .register(registry);
@@ -93,10 +106,10 @@ public class PaymentMetrics {
                 .invoke(rows -> {
                     Map<RecordStatus, Long> counted = new EnumMap<>(RecordStatus.class);
                     rows.forEach(row -> counted.put(RecordStatus.valueOf(row.getString("state")), row.getLong("tasks")));
-                    tasksByState.forEach((state, value) -> value.set(counted.getOrDefault(state, 0L)));
+                    TASKS_BY_STATE.forEach((state, value) -> value.set(counted.getOrDefault(state, 0L)));
                 })
                 .flatMap(ignored -> tasks.oldestUnfinishedAgeSeconds(pool))
-                .invoke(oldestUnfinishedSeconds::set)
+                .invoke(OLDEST_UNFINISHED_SECONDS::set)
                 .replaceWithVoid();
     }
 }
