@@ -64,23 +64,40 @@ public class IdempotencyService {
      *        it must use only the connection it is given
      */
     public Uni<IdempotentResponse> execute(IdempotentRequest request, Function<SqlConnection, Uni<StepResult>> step) {
+        return execute(request, step, null);
+    }
+
+    /**
+     * For an operation whose step may end {@link StepResult#accepted accepted}: a duplicate that
+     * finds the accepted request still unfinished is answered by {@code inProgress} (counted as
+     * replayed) instead of waiting and getting {@code 409 request-in-progress}.
+     *
+     * @param inProgress null for operations that never accept (a PROCESSING record then always
+     *        means a request still running)
+     */
+    public Uni<IdempotentResponse> execute(IdempotentRequest request, Function<SqlConnection, Uni<StepResult>> step,
+            InProgressReplay inProgress) {
         return Uni.createFrom().deferred(() -> {
             long started = System.nanoTime();
             return cache.lookup(request)
                     .flatMap(cached -> cached.finished() != null
                             ? Uni.createFrom().item(Decision.fromCache(cached.finished(), request))
-                            : attempt(request, step, cached.inFlight(), 1))
+                            : attempt(request, step, inProgress, cached.inFlight(), 1))
                     .invoke(decision -> report(request, decision, System.nanoTime() - started))
                     .map(decision -> decision.toResponse(config.mismatchStatus()));
         });
     }
 
     private Uni<Decision> attempt(IdempotentRequest request, Function<SqlConnection, Uni<StepResult>> step,
-            boolean markedInFlight, int attempt) {
+            InProgressReplay inProgress, boolean markedInFlight, int attempt) {
         return Deadline.within(repository.findLive(pool, request), config.dbTimeout().plusSeconds(1))
                 .flatMap(existing -> existing != null
                         ? rememberIfFinished(request, Decision.about(existing, request))
                         : claimUnderMarker(request, step, markedInFlight))
+                .flatMap(decision -> decision.accepted != null && inProgress != null
+                        ? Deadline.within(inProgress.current(decision.accepted), config.dbTimeout().plusSeconds(1))
+                                .map(current -> current == null ? Decision.VANISHED : Decision.replayedInProgress(current))
+                        : Uni.createFrom().item(decision))
                 .flatMap(decision -> {
                     if (decision != Decision.VANISHED) {
                         return Uni.createFrom().item(decision);
@@ -89,7 +106,7 @@ public class IdempotencyService {
                         return Uni.createFrom().failure(new DatabaseTimeoutException(
                                 "the idempotency record kept changing under this request"));
                     }
-                    return attempt(request, step, markedInFlight, attempt + 1);
+                    return attempt(request, step, inProgress, markedInFlight, attempt + 1);
                 });
     }
 
@@ -105,13 +122,14 @@ public class IdempotencyService {
         }
         return cache.markInFlight(request).flatMap(marker -> claimAndRun(request, step, !marker.contended())
                 .onFailure().call(() -> cache.release(request, marker))
-                .flatMap(decision -> decision.response != null
+                .flatMap(decision -> decision.finished
                         ? rememberIfFinished(request, decision)
                         : cache.release(request, marker).replaceWith(decision)));
     }
 
+    /** Only a finished response is ever cached: an accepted one changes when its work ends. */
     private Uni<Decision> rememberIfFinished(IdempotentRequest request, Decision decision) {
-        if (decision.response == null) {
+        if (!decision.finished) {
             return Uni.createFrom().item(decision);
         }
         return cache.remember(request, decision.response, decision.expiresAtNanos).replaceWith(decision);
@@ -146,7 +164,7 @@ public class IdempotencyService {
                     .map(existing -> existing == null ? Decision.VANISHED : Decision.about(existing, request));
         }
         return step.apply(tx).flatMap(result -> repository.complete(tx, recordId, result)
-                .map(stored -> Decision.executed(stored, recordExpiresAtNanos)));
+                .map(stored -> Decision.executed(stored, result.status().isFinished(), recordExpiresAtNanos)));
     }
 
     /**
@@ -181,25 +199,39 @@ public class IdempotencyService {
     /** What the protocol decided for one request. */
     private static final class Decision {
 
-        static final Decision CONFLICT = new Decision(Outcome.CONFLICT, null, 0);
-        static final Decision IN_PROGRESS = new Decision(Outcome.IN_PROGRESS, null, 0);
+        static final Decision CONFLICT = new Decision(Outcome.CONFLICT, null, false, null, 0);
+        static final Decision IN_PROGRESS = new Decision(Outcome.IN_PROGRESS, null, false, null, 0);
         /** The record we lost to was gone when we looked: go round again. */
-        static final Decision VANISHED = new Decision(null, null, 0);
+        static final Decision VANISHED = new Decision(null, null, false, null, 0);
 
         final Outcome outcome;
-        /** The finished response to send; null for a conflict or a request in progress. */
+        /** The response to send; null for a conflict or a request in progress. */
         final StoredResponse response;
+        /** The response is final: it may be cached and will be replayed as it is. */
+        final boolean finished;
+        /**
+         * An accepted request still being worked on (a PROCESSING record that carries a response):
+         * the operation's {@link InProgressReplay} answers from the current state.
+         */
+        final StoredResponse accepted;
         /** With a response: no later than the record's expiry, on the System.nanoTime() clock. */
         final long expiresAtNanos;
 
-        private Decision(Outcome outcome, StoredResponse response, long expiresAtNanos) {
+        private Decision(Outcome outcome, StoredResponse response, boolean finished, StoredResponse accepted,
+                long expiresAtNanos) {
             this.outcome = outcome;
             this.response = response;
+            this.finished = finished;
+            this.accepted = accepted;
             this.expiresAtNanos = expiresAtNanos;
         }
 
-        static Decision executed(StoredResponse response, long expiresAtNanos) {
-            return new Decision(Outcome.EXECUTED, response, expiresAtNanos);
+        static Decision executed(StoredResponse response, boolean finished, long expiresAtNanos) {
+            return new Decision(Outcome.EXECUTED, response, finished, null, expiresAtNanos);
+        }
+
+        static Decision replayedInProgress(StoredResponse current) {
+            return new Decision(Outcome.REPLAYED, current, false, null, 0);
         }
 
         static Decision about(IdempotencyRecord existing, IdempotentRequest request) {
@@ -207,15 +239,19 @@ public class IdempotencyService {
                 return CONFLICT;
             }
             if (existing.status().isFinished()) {
-                return new Decision(Outcome.REPLAYED, existing.response(), existing.expiresAtNanos());
+                return new Decision(Outcome.REPLAYED, existing.response(), true, null, existing.expiresAtNanos());
             }
-            return IN_PROGRESS;
+            // Only an accepted step stores a response without finishing; a request still inside
+            // its claiming transaction has none (nor is it visible to anyone else).
+            return existing.response() != null
+                    ? new Decision(Outcome.IN_PROGRESS, null, false, existing.response(), 0)
+                    : IN_PROGRESS;
         }
 
         /** A cached response is only ever a finished one; the cache is not asked to keep it again. */
         static Decision fromCache(CachedResponse cached, IdempotentRequest request) {
             return cached.matches(request.fingerprint())
-                    ? new Decision(Outcome.REPLAYED, cached.response(), 0)
+                    ? new Decision(Outcome.REPLAYED, cached.response(), true, null, 0)
                     : CONFLICT;
         }
 

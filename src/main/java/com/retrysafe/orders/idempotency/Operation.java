@@ -5,5 +5,6 @@ package com.retrysafe.orders.idempotency;
  * same key sent to two operations names two independent requests.
  */
 public enum Operation {
-    CREATE_ORDER
+    CREATE_ORDER,
+    PAY_ORDER
 }

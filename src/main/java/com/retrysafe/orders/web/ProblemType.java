@@ -20,6 +20,9 @@ public enum ProblemType {
     UNSUPPORTED_MEDIA_TYPE(415, "unsupported-media-type", "Unsupported media type"),
     UNKNOWN_SKU(422, "unknown-sku", "Unknown SKU"),
     INSUFFICIENT_STOCK(422, "insufficient-stock", "Insufficient stock"),
+    ORDER_ALREADY_PAID(409, "order-already-paid", "Order already paid"),
+    PAYMENT_DECLINED(422, "payment-declined", "Payment declined"),
+    PAYMENT_FAILED(502, "payment-failed", "Payment failed"),
     INTERNAL_ERROR(500, "internal-error", "Internal error"),
     TEMPORARILY_UNAVAILABLE(503, "temporarily-unavailable", "Service temporarily unavailable");
 

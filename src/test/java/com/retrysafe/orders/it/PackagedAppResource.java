@@ -45,6 +45,10 @@ import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
  * Not rerun, because {@code @QuarkusIntegrationTest} cannot inject beans into a test: {@code CleanupTest}
  * (calls the cleanup job directly, which in the artifact only its scheduler could) and
  * {@code RedisFastLayerTest} (reads and writes Redis through the injected client and cache).
+ * {@code PaymentFlowTest} reruns as {@code PaymentFlowIT} with {@code FakeProviderResource} next to this
+ * resource: the artifact's own payment worker (on, as in prod) calls the fake provider in the test
+ * JVM. The other payment tests drive workers through injected beans and are not rerun. In every
+ * other rerun the worker runs without a provider URL, so payments there would wait (none is made).
  * {@code FingerprintTest} and {@code DatasourceDefaultsTest} are plain unit tests, with no
  * application to run against; {@code PackagedApplicationIT} already starts the jar itself.
  */

@@ -50,13 +50,16 @@ class OperatorKitTest {
             "OrderServiceCleanupFailing",
             "OrderServiceReadinessFlapping", "OrderServiceServerErrors", "OrderServiceUnavailable",
             "OrderServiceDbPoolSaturated", "OrderServiceDbPoolWaiting", "OrderServiceRedisBreakerOpen",
-            "OrderServiceRedisErrors", "OrderServiceTargetDown", "OrderServiceAbsent");
+            "OrderServiceRedisErrors", "OrderServiceTargetDown", "OrderServiceAbsent", "OrderServicePaymentsStuck");
 
     /** One signal per dashboard row the issue asks for; the scrape test checks the names exist. */
     private static final Set<String> REQUIRED_DASHBOARD_METRICS = Set.of(
             "idempotency_requests_total", "http_server_requests_seconds_bucket", "http_server_requests_seconds_count",
             "sql_pool_ratio", "sql_pool_queue_size", "idempotency_cleanup_deleted_total",
-            "idempotency_cache_requests_total", "up", "kube_pod_status_ready");
+            "idempotency_cache_requests_total", "up", "kube_pod_status_ready",
+            "payments_tasks", "payments_oldest_unfinished_age_seconds", "payments_attempts_total",
+            "payments_lease_takeovers_total", "payments_fenced_writes_total",
+            "payments_provider_latency_seconds_count");
 
     /** Labels Prometheus attaches to every scraped series; the service never exports them. */
     private static final Set<String> TARGET_LABELS = Set.of("job", "instance");

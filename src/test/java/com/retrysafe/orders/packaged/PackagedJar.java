@@ -200,7 +200,8 @@ public final class PackagedJar implements AutoCloseable {
                 .redirectErrorStream(true)
                 .redirectOutput(log(name).toFile());
         builder.environment().keySet().removeIf(variable -> variable.startsWith("QUARKUS_")
-                || variable.startsWith("MP_JWT_") || variable.startsWith("IDEMPOTENCY_"));
+                || variable.startsWith("MP_JWT_") || variable.startsWith("IDEMPOTENCY_")
+                || variable.startsWith("PAYMENTS_"));
         builder.environment().putAll(env);
         return builder.start();
     }

@@ -35,9 +35,13 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.retrysafe.orders.idempotency.IdempotencyKey;
 import com.retrysafe.orders.idempotency.IdempotentRequest;
 import com.retrysafe.orders.idempotency.Operation;
+import com.retrysafe.orders.payment.PaymentFinisher;
+import com.retrysafe.orders.payment.PaymentFinisher.ExternalOutcome;
+import com.retrysafe.orders.payment.PaymentFinisher.ExternalResult;
 import com.retrysafe.orders.support.Db;
 import com.retrysafe.orders.support.Http;
 import com.retrysafe.orders.support.Metrics;
+import com.retrysafe.orders.support.Payments;
 import com.retrysafe.orders.support.SameKeyAnswers;
 import com.retrysafe.orders.support.TestIds;
 import com.retrysafe.orders.support.Tokens;
@@ -46,6 +50,7 @@ import io.quarkus.redis.datasource.RedisDataSource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.TestProfile;
 import io.restassured.response.Response;
+import io.vertx.mutiny.sqlclient.Pool;
 
 /**
  * API.md section 7a on a real Redis: what it saves, and that it never decides who executes.
@@ -62,6 +67,40 @@ class RedisFastLayerTest {
 
     @Inject
     IdempotencyCache cache;
+
+    @Inject
+    PaymentFinisher payments;
+
+    @Inject
+    Pool pool;
+
+    @Test
+    void anAcceptedPaymentIsNeverCachedOnlyItsFinalAnswer() {
+        long owner = TestIds.owner();
+        long orderId = Payments.order(owner);
+        String key = TestIds.key();
+        String body = Payments.body(500, "CNY");
+        String redisKey = "idem:PAY_ORDER:" + owner + ":" + key;
+
+        long paymentId = Payments.pay(owner, orderId, key, body).then().statusCode(202)
+                .header("Idempotent-Replayed", "false").extract().jsonPath().getLong("paymentId");
+        assertNull(redis.value(String.class).get(redisKey), "no marker left, and no accepted answer cached");
+        Payments.pay(owner, orderId, key, body).then().statusCode(202)
+                .header("Idempotent-Replayed", "true").body("status", equalTo("PENDING"));
+        assertNull(redis.value(String.class).get(redisKey), "an in-progress state changes: never cached");
+
+        assertEquals(ExternalResult.APPLIED,
+                pool.withTransaction(tx -> payments.applyExternalResult(tx, paymentId,
+                        ExternalOutcome.SUCCEEDED))
+                        .await().atMost(Duration.ofSeconds(10)));
+        Payments.pay(owner, orderId, key, body).then().statusCode(201)
+                .header("Idempotent-Replayed", "true").body("status", equalTo("PAID"));
+        String cached = redis.value(String.class).get(redisKey);
+        assertNotNull(cached, "the final answer is cached once it exists");
+        assertTrue(cached.contains("\"s\":201"), cached);
+        Payments.pay(owner, orderId, key, body).then().statusCode(201)
+                .header("Location", "/api/payments/" + paymentId).body("status", equalTo("PAID"));
+    }
 
     @Test
     void aReplayFromRedisAnswersExactlyAsOneFromTheDatabaseWithoutTouchingIt() throws Exception {

@@ -1,0 +1,143 @@
+package com.retrysafe.orders.payment;
+
+import jakarta.enterprise.context.ApplicationScoped;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.retrysafe.orders.idempotency.RecordStatus;
+import com.retrysafe.orders.payment.repository.PaymentRepository;
+import com.retrysafe.orders.payment.repository.PaymentRepository.LockedPayment;
+import com.retrysafe.orders.payment.repository.PaymentTaskRepository;
+import com.retrysafe.orders.web.Problem;
+import com.retrysafe.orders.web.ProblemType;
+import com.retrysafe.orders.web.ProblemWriter;
+
+import io.smallrye.mutiny.Uni;
+import io.vertx.mutiny.sqlclient.SqlConnection;
+
+/**
+ * The final write of a payment, in the caller's transaction: the payment's status, the order
+ * (PAID), the idempotency record's final response, the task's end, and the
+ * {@link PaymentFinalListener}. The payment row is locked first by every path that ends a
+ * payment, so the worker and an outside result never deadlock and never both apply.
+ */
+@ApplicationScoped
+public class PaymentFinisher {
+
+    /** How a payment ends. */
+    public enum Ending {
+        PAID, DECLINED, FAILED
+    }
+
+    /** A result that came from outside the worker (the provider's result message). */
+    public enum ExternalOutcome {
+        SUCCEEDED, DECLINED, FAILED
+    }
+
+    public enum ExternalResult {
+        APPLIED, ALREADY_FINAL, UNKNOWN_PAYMENT
+    }
+
+    /** What a write by the worker came to. */
+    public enum WorkerWrite {
+        WRITTEN,
+        /** The fencing token was no longer current, or the task was already final: nothing written. */
+        FENCED
+    }
+
+    private final PaymentRepository payments;
+    private final PaymentTaskRepository tasks;
+    private final PaymentFinalListener listener;
+    private final ProblemWriter problems;
+    private final ObjectMapper json;
+
+    public PaymentFinisher(PaymentRepository payments, PaymentTaskRepository tasks, PaymentFinalListener listener,
+            ProblemWriter problems, ObjectMapper json) {
+        this.payments = payments;
+        this.tasks = tasks;
+        this.listener = listener;
+        this.problems = problems;
+        this.json = json;
+    }
+
+    /**
+     * Applies a result that came from outside the worker, inside the caller's transaction. A
+     * payment that is no longer PENDING is left as it is; otherwise this is the worker's final
+     * write, and a worker still holding a lease on the task is then refused by its fenced write.
+     */
+    public Uni<ExternalResult> applyExternalResult(SqlConnection tx, long paymentId, ExternalOutcome outcome) {
+        Ending ending = switch (outcome) {
+            case SUCCEEDED -> Ending.PAID;
+            case DECLINED -> Ending.DECLINED;
+            case FAILED -> Ending.FAILED;
+        };
+        return payments.lock(tx, paymentId).flatMap(locked -> {
+            if (locked == null) {
+                return Uni.createFrom().item(ExternalResult.UNKNOWN_PAYMENT);
+            }
+            if (!PaymentBody.PENDING.equals(locked.body().status())) {
+                return Uni.createFrom().item(ExternalResult.ALREADY_FINAL);
+            }
+            return tasks.end(tx, paymentId, null, taskState(ending), "result from the provider's channel")
+                    .flatMap(ended -> write(tx, locked, ending, null, null))
+                    .replaceWith(ExternalResult.APPLIED);
+        });
+    }
+
+    /** The worker's final write, conditional on its fencing token still being the task's current one. */
+    public Uni<WorkerWrite> finishByWorker(SqlConnection tx, long paymentId, long fencingToken, Ending ending,
+            String chargeId, String reason) {
+        return payments.lock(tx, paymentId).flatMap(locked -> {
+            if (locked == null || !PaymentBody.PENDING.equals(locked.body().status())) {
+                return Uni.createFrom().item(WorkerWrite.FENCED);
+            }
+            return tasks.end(tx, paymentId, fencingToken, taskState(ending), reason)
+                    .flatMap(ended -> ended
+                            ? write(tx, locked, ending, chargeId, reason).replaceWith(WorkerWrite.WRITTEN)
+                            : Uni.createFrom().item(WorkerWrite.FENCED));
+        });
+    }
+
+    private Uni<Void> write(SqlConnection tx, LockedPayment locked, Ending ending, String chargeId, String reason) {
+        PaymentBody body = locked.body().withStatus(ending.name());
+        long paymentId = body.paymentId();
+        Uni<Integer> order = ending == Ending.PAID ? payments.markOrderPaid(tx, body.orderId())
+                : Uni.createFrom().item(0);
+        return payments.setFinal(tx, paymentId, ending.name(), chargeId, truncate(reason))
+                .flatMap(ignored -> order)
+                .flatMap(ignored -> switch (ending) {
+                    case PAID -> payments.finishRecord(tx, paymentId, locked.ownerId(), RecordStatus.SUCCEEDED.name(),
+                            201, toJson(body), body.location());
+                    case DECLINED -> payments.finishRecord(tx, paymentId, locked.ownerId(),
+                            RecordStatus.FAILED_FINAL.name(), ProblemType.PAYMENT_DECLINED.status(),
+                            problem(ProblemType.PAYMENT_DECLINED, "The payment provider declined payment " + paymentId),
+                            body.location());
+                    case FAILED -> payments.finishRecord(tx, paymentId, locked.ownerId(),
+                            RecordStatus.FAILED_FINAL.name(), ProblemType.PAYMENT_FAILED.status(),
+                            problem(ProblemType.PAYMENT_FAILED, "Payment " + paymentId
+                                    + " could not be completed with the payment provider; a new request may try again"),
+                            body.location());
+                })
+                .flatMap(ignored -> listener.paymentFinal(tx, body, locked.ownerId()));
+    }
+
+    private static String taskState(Ending ending) {
+        return ending == Ending.PAID ? RecordStatus.SUCCEEDED.name() : RecordStatus.FAILED_FINAL.name();
+    }
+
+    private String problem(ProblemType type, String detail) {
+        return problems.json(Problem.of(type, type.status(), detail));
+    }
+
+    public String toJson(PaymentBody body) {
+        try {
+            return json.writeValueAsString(body);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("A payment could not be serialized", e);
+        }
+    }
+
+    private static String truncate(String text) {
+        return text == null || text.length() <= 500 ? text : text.substring(0, 500);
+    }
+}

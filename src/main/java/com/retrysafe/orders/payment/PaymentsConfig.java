@@ -1,0 +1,69 @@
+package com.retrysafe.orders.payment;
+
+import java.time.Duration;
+import java.util.Optional;
+
+import jakarta.validation.constraints.Max;
+import jakarta.validation.constraints.Min;
+
+import io.smallrye.config.ConfigMapping;
+import io.smallrye.config.WithDefault;
+
+/** The settings of API.md section 8; each is also an environment variable (PAYMENTS_...). */
+@ConfigMapping(prefix = "payments")
+public interface PaymentsConfig {
+
+    Provider provider();
+
+    Worker worker();
+
+    Metrics metrics();
+
+    interface Provider {
+
+        /** The provider's base URL. Without it the service serves everything else and payments wait. */
+        Optional<String> url();
+
+        /** Bound on one provider call. */
+        @WithDefault("3s")
+        Duration timeout();
+    }
+
+    interface Worker {
+
+        /** Every instance runs a worker; tests switch it off and drive workers themselves. */
+        @WithDefault("true")
+        boolean enabled();
+
+        /** How long a claimed task belongs to one worker without a heartbeat. */
+        @WithDefault("10s")
+        Duration lease();
+
+        /** How often a worker looks for due tasks. */
+        @WithDefault("500ms")
+        Duration pollInterval();
+
+        /** Attempts before the payment ends FAILED. */
+        @WithDefault("5")
+        @Min(1)
+        @Max(100)
+        int maxAttempts();
+
+        /** First retry delay, doubled each attempt, with jitter. */
+        @WithDefault("200ms")
+        Duration backoff();
+
+        /** Most provider calls one worker has in flight at once. */
+        @WithDefault("16")
+        @Min(1)
+        @Max(1000)
+        int concurrency();
+    }
+
+    interface Metrics {
+
+        /** How often the task gauges are read from the database (never on a scrape). */
+        @WithDefault("5s")
+        Duration refreshInterval();
+    }
+}

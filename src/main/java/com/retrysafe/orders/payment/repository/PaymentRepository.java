@@ -1,0 +1,139 @@
+package com.retrysafe.orders.payment.repository;
+
+import jakarta.enterprise.context.ApplicationScoped;
+
+import com.retrysafe.orders.payment.PaymentBody;
+
+import io.smallrye.mutiny.Uni;
+import io.vertx.mutiny.sqlclient.Row;
+import io.vertx.mutiny.sqlclient.RowIterator;
+import io.vertx.mutiny.sqlclient.RowSet;
+import io.vertx.mutiny.sqlclient.SqlClient;
+import io.vertx.mutiny.sqlclient.Tuple;
+
+/** The {@code payment} table, and the order and record rows a payment changes. Every method takes the client it runs on. */
+@ApplicationScoped
+public class PaymentRepository {
+
+    /*
+     * Locks the order: two requests paying one order (under different keys) queue here, so the
+     * second sees the first one's payment instead of racing it to the unique index.
+     */
+    private static final String LOCK_ORDER_FOR_OWNER = """
+            SELECT o.status,
+                   EXISTS (SELECT 1 FROM payment p
+                            WHERE p.order_id = o.id AND p.status IN ('PENDING', 'PAID')) AS active_payment
+              FROM purchase_order o
+             WHERE o.id = $1 AND o.owner_id = $2
+               FOR UPDATE OF o
+            """;
+
+    /* The payment and its task in one round trip; the task is due at once. */
+    private static final String INSERT_WITH_TASK = """
+            WITH created AS (
+                INSERT INTO payment (order_id, owner_id, status, amount, currency)
+                VALUES ($1, $2, 'PENDING', $3, $4)
+                RETURNING id, order_id, status, amount, currency
+            ), task AS (
+                INSERT INTO payment_task (payment_id, state) SELECT id, 'PROCESSING' FROM created
+            )
+            SELECT id, order_id, status, amount, currency FROM created
+            """;
+
+    private static final String FIND_FOR_OWNER = """
+            SELECT id, order_id, status, amount, currency FROM payment WHERE id = $1 AND owner_id = $2
+            """;
+
+    private static final String FIND = """
+            SELECT id, order_id, status, amount, currency FROM payment WHERE id = $1
+            """;
+
+    private static final String LOCK = """
+            SELECT id, order_id, owner_id, status, amount, currency FROM payment WHERE id = $1 FOR UPDATE
+            """;
+
+    private static final String SET_FINAL = """
+            UPDATE payment SET status = $2, charge_id = $3, decline_reason = $4, updated_at = now()
+             WHERE id = $1 AND status = 'PENDING'
+            """;
+
+    private static final String MARK_ORDER_PAID = """
+            UPDATE purchase_order SET status = 'PAID' WHERE id = $1
+            """;
+
+    /* The PAY_ORDER record that accepted this payment, unless it has expired and been reused. */
+    private static final String FINISH_RECORD = """
+            UPDATE idempotency_record
+               SET status = $3, http_status = $4, response_json = $5::text::jsonb, response_location = $6,
+                   updated_at = now()
+             WHERE operation = 'PAY_ORDER' AND resource_id = $1 AND owner_id = $2
+               AND status IN ('PROCESSING', 'FAILED_RETRYABLE')
+            """;
+
+    /** What the paying transaction found about the order. */
+    public record OrderState(String status, boolean activePayment) {
+    }
+
+    /** A payment locked for its final write. */
+    public record LockedPayment(PaymentBody body, long ownerId) {
+    }
+
+    /** Emits null when the order does not exist or belongs to another owner. */
+    public Uni<OrderState> lockOrderForOwner(SqlClient tx, long orderId, long ownerId) {
+        return tx.preparedQuery(LOCK_ORDER_FOR_OWNER).execute(Tuple.of(orderId, ownerId))
+                .map(rows -> {
+                    RowIterator<Row> iterator = rows.iterator();
+                    if (!iterator.hasNext()) {
+                        return null;
+                    }
+                    Row row = iterator.next();
+                    return new OrderState(row.getString("status"), row.getBoolean("active_payment"));
+                });
+    }
+
+    public Uni<PaymentBody> insertWithTask(SqlClient tx, long orderId, long ownerId, long amount, String currency) {
+        return tx.preparedQuery(INSERT_WITH_TASK).execute(Tuple.of(orderId, ownerId, amount, currency))
+                .map(PaymentRepository::single);
+    }
+
+    public Uni<PaymentBody> findForOwner(SqlClient client, long paymentId, long ownerId) {
+        return client.preparedQuery(FIND_FOR_OWNER).execute(Tuple.of(paymentId, ownerId)).map(PaymentRepository::single);
+    }
+
+    public Uni<PaymentBody> find(SqlClient client, long paymentId) {
+        return client.preparedQuery(FIND).execute(Tuple.of(paymentId)).map(PaymentRepository::single);
+    }
+
+    /** Emits null for an unknown payment. */
+    public Uni<LockedPayment> lock(SqlClient tx, long paymentId) {
+        return tx.preparedQuery(LOCK).execute(Tuple.of(paymentId)).map(rows -> {
+            RowIterator<Row> iterator = rows.iterator();
+            if (!iterator.hasNext()) {
+                return null;
+            }
+            Row row = iterator.next();
+            return new LockedPayment(PaymentBody.from(row), row.getLong("owner_id"));
+        });
+    }
+
+    public Uni<Integer> setFinal(SqlClient tx, long paymentId, String status, String chargeId, String declineReason) {
+        return tx.preparedQuery(SET_FINAL).execute(Tuple.of(paymentId, status, chargeId, declineReason))
+                .map(RowSet::rowCount);
+    }
+
+    public Uni<Integer> markOrderPaid(SqlClient tx, long orderId) {
+        return tx.preparedQuery(MARK_ORDER_PAID).execute(Tuple.of(orderId)).map(RowSet::rowCount);
+    }
+
+    public Uni<Integer> finishRecord(SqlClient tx, long paymentId, long ownerId, String recordStatus, int httpStatus,
+            String bodyJson, String location) {
+        return tx.preparedQuery(FINISH_RECORD)
+                .execute(Tuple.from(new Object[] { paymentId, ownerId, recordStatus, httpStatus, bodyJson, location }))
+                .map(RowSet::rowCount);
+    }
+
+    private static PaymentBody single(RowSet<Row> rows) {
+        RowIterator<Row> iterator = rows.iterator();
+        return iterator.hasNext() ? PaymentBody.from(iterator.next()) : null;
+    }
+}

@@ -1,0 +1,151 @@
+package com.retrysafe.orders.payment.repository;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+
+import jakarta.enterprise.context.ApplicationScoped;
+
+import io.smallrye.mutiny.Uni;
+import io.vertx.mutiny.sqlclient.Row;
+import io.vertx.mutiny.sqlclient.RowSet;
+import io.vertx.mutiny.sqlclient.SqlClient;
+import io.vertx.mutiny.sqlclient.Tuple;
+
+/**
+ * The {@code payment_task} table: claims under a lease, heartbeats, and the fenced writes that
+ * end or reschedule a task. Every method takes the client it runs on.
+ */
+@ApplicationScoped
+public class PaymentTaskRepository {
+
+    /*
+     * Due tasks whose lease is free or expired, skipping rows another worker is claiming right now.
+     * Each claim draws a new fencing token, so a worker that held the task before can no longer
+     * write to it. The previous lease tells a takeover from a first claim or a retry.
+     */
+    private static final String CLAIM = """
+            WITH due AS (
+                SELECT payment_id, lease_owner, lease_until
+                  FROM payment_task
+                 WHERE state IN ('PROCESSING', 'FAILED_RETRYABLE')
+                   AND due_at <= now()
+                   AND (lease_until IS NULL OR lease_until < now())
+                 ORDER BY due_at
+                 LIMIT $1
+                   FOR UPDATE SKIP LOCKED
+            )
+            UPDATE payment_task t
+               SET state = 'PROCESSING',
+                   lease_owner = $2,
+                   lease_until = now() + $3 * interval '1 millisecond',
+                   fencing_token = nextval('payment_fencing_token_seq'),
+                   attempts = t.attempts + 1,
+                   updated_at = now()
+              FROM due, payment p
+             WHERE t.payment_id = due.payment_id AND p.id = due.payment_id
+            RETURNING t.payment_id, t.fencing_token, t.attempts, p.order_id, p.amount, p.currency, p.provider_key,
+                      due.lease_owner AS previous_owner, due.lease_until IS NOT NULL AS had_lease
+            """;
+
+    /* A retried payment's record goes back to PROCESSING with its task. */
+    private static final String RECORDS_PROCESSING = """
+            UPDATE idempotency_record SET status = 'PROCESSING', updated_at = now()
+             WHERE operation = 'PAY_ORDER' AND resource_id = ANY($1) AND status = 'FAILED_RETRYABLE'
+            """;
+
+    private static final String HEARTBEAT = """
+            UPDATE payment_task
+               SET lease_until = now() + $3 * interval '1 millisecond', updated_at = now()
+             WHERE payment_id = $1 AND fencing_token = $2 AND state = 'PROCESSING'
+            """;
+
+    private static final String RESCHEDULE = """
+            UPDATE payment_task
+               SET state = 'FAILED_RETRYABLE', due_at = now() + $3 * interval '1 millisecond',
+                   lease_owner = NULL, lease_until = NULL, last_error = $4, updated_at = now()
+             WHERE payment_id = $1 AND fencing_token = $2 AND state = 'PROCESSING'
+            """;
+
+    private static final String RECORD_RETRYABLE = """
+            UPDATE idempotency_record SET status = 'FAILED_RETRYABLE', updated_at = now()
+             WHERE operation = 'PAY_ORDER' AND resource_id = $1 AND status = 'PROCESSING'
+            """;
+
+    /* $2 null: a result from outside the worker, which ends the task whoever holds it. */
+    private static final String END = """
+            UPDATE payment_task
+               SET state = $3, lease_owner = NULL, lease_until = NULL, last_error = $4, updated_at = now()
+             WHERE payment_id = $1 AND ($2::bigint IS NULL OR fencing_token = $2)
+               AND state IN ('PROCESSING', 'FAILED_RETRYABLE')
+            """;
+
+    private static final String COUNT_BY_STATE = """
+            SELECT state, count(*) AS tasks FROM payment_task GROUP BY state
+            """;
+
+    private static final String OLDEST_UNFINISHED = """
+            SELECT coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8 AS age
+              FROM payment_task WHERE state IN ('PROCESSING', 'FAILED_RETRYABLE')
+            """;
+
+    /** A task this worker now holds, with what the provider call needs. */
+    public record ClaimedTask(long paymentId, long fencingToken, int attempts, long orderId, long amount,
+            String currency, UUID providerKey, String previousOwner, boolean hadLease) {
+
+        static ClaimedTask from(Row row) {
+            return new ClaimedTask(row.getLong("payment_id"), row.getLong("fencing_token"),
+                    row.getInteger("attempts"), row.getLong("order_id"), row.getLong("amount"),
+                    row.getString("currency"), row.getUUID("provider_key"), row.getString("previous_owner"),
+                    row.getBoolean("had_lease"));
+        }
+
+        /** Claimed from another worker whose lease had run out (a crash, or a long pause). */
+        public boolean isTakeoverFrom(String owner) {
+            return hadLease && previousOwner != null && !previousOwner.equals(owner);
+        }
+    }
+
+    public Uni<List<ClaimedTask>> claim(SqlClient tx, int limit, String owner, Duration lease) {
+        return tx.preparedQuery(CLAIM).execute(Tuple.of(limit, owner, lease.toMillis()))
+                .flatMap(rows -> {
+                    List<ClaimedTask> claimed = new ArrayList<>(rows.size());
+                    rows.forEach(row -> claimed.add(ClaimedTask.from(row)));
+                    if (claimed.isEmpty()) {
+                        return Uni.createFrom().item(claimed);
+                    }
+                    Long[] ids = claimed.stream().map(ClaimedTask::paymentId).toArray(Long[]::new);
+                    return tx.preparedQuery(RECORDS_PROCESSING).execute(Tuple.tuple().addArrayOfLong(ids))
+                            .replaceWith(claimed);
+                });
+    }
+
+    /** Emits false when the lease is no longer ours (another worker took the task, or it ended). */
+    public Uni<Boolean> heartbeat(SqlClient client, long paymentId, long fencingToken, Duration lease) {
+        return client.preparedQuery(HEARTBEAT).execute(Tuple.of(paymentId, fencingToken, lease.toMillis()))
+                .map(rows -> rows.rowCount() == 1);
+    }
+
+    /** Emits false when the fencing token is no longer current: nothing was written. */
+    public Uni<Boolean> reschedule(SqlClient tx, long paymentId, long fencingToken, Duration delay, String error) {
+        return tx.preparedQuery(RESCHEDULE).execute(Tuple.of(paymentId, fencingToken, delay.toMillis(), error))
+                .flatMap(rows -> rows.rowCount() == 1
+                        ? tx.preparedQuery(RECORD_RETRYABLE).execute(Tuple.of(paymentId)).replaceWith(true)
+                        : Uni.createFrom().item(false));
+    }
+
+    /** Emits false when the task is already final or, with a token, held under another token. */
+    public Uni<Boolean> end(SqlClient tx, long paymentId, Long fencingToken, String state, String error) {
+        return tx.preparedQuery(END).execute(Tuple.of(paymentId, fencingToken, state, error))
+                .map(rows -> rows.rowCount() == 1);
+    }
+
+    public Uni<RowSet<Row>> countByState(SqlClient client) {
+        return client.query(COUNT_BY_STATE).execute();
+    }
+
+    public Uni<Double> oldestUnfinishedAgeSeconds(SqlClient client) {
+        return client.query(OLDEST_UNFINISHED).execute().map(rows -> rows.iterator().next().getDouble("age"));
+    }
+}

@@ -1,0 +1,115 @@
+package com.retrysafe.orders.payment.worker;
+
+import java.time.Duration;
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+
+import jakarta.enterprise.context.ApplicationScoped;
+
+import com.retrysafe.orders.idempotency.RecordStatus;
+import com.retrysafe.orders.payment.provider.ChargeResult;
+import com.retrysafe.orders.payment.repository.PaymentTaskRepository;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.quarkus.runtime.Startup;
+import io.smallrye.mutiny.Uni;
+import io.vertx.mutiny.sqlclient.Pool;
+
+/**
+ * {@code payments_tasks{state}}, {@code payments_attempts_total}, {@code payments_lease_takeovers_total},
+ * {@code payments_fenced_writes_total}, {@code payments_provider_latency_seconds{result}} and
+ * {@code payments_oldest_unfinished_age_seconds}. Every series exists from start-up. The gauges
+ * show the last {@link #refresh()} (run on a timer), so a scrape never waits on the database.
+ */
+@Startup
+@ApplicationScoped
+public class PaymentMetrics {
+
+    private final PaymentTaskRepository tasks;
+    private final Pool pool;
+    /*
+     * Static, with the gauges reading them through strong references: Micrometer's global registry
+     * outlives an application restart in one JVM (the test suite restarts Quarkus per profile) and
+     * hands back the gauge registered first. A gauge bound weakly to the first instance's fields
+     * would vanish from the scrape once that instance is collected, and one bound strongly would
+     * show values nobody updates any more.
+     */
+    private static final Map<RecordStatus, AtomicLong> TASKS_BY_STATE = new EnumMap<>(RecordStatus.class);
+    private static final AtomicReference<Double> OLDEST_UNFINISHED_SECONDS = new AtomicReference<>(0.0);
+
+    static {
+        for (RecordStatus state : RecordStatus.values()) {
+            TASKS_BY_STATE.put(state, new AtomicLong());
+        }
+    }
+
+    private final Counter attempts;
+    private final Counter takeovers;
+    private final Counter fencedWrites;
+    private final Map<ChargeResult.Kind, Timer> latency = new EnumMap<>(ChargeResult.Kind.class);
+
+    public PaymentMetrics(MeterRegistry registry, PaymentTaskRepository tasks, Pool pool) {
+        this.tasks = tasks;
+        this.pool = pool;
+        for (RecordStatus state : RecordStatus.values()) {
+            AtomicLong value = TASKS_BY_STATE.get(state);
+            Gauge.builder("payments.tasks", value::get)
+                    .description("Payment tasks by state, as of the last refresh")
+                    .tag("state", state.name())
+                    .register(registry);
+        }
+        Gauge.builder("payments.oldest.unfinished.age", OLDEST_UNFINISHED_SECONDS::get)
+                .description("Age of the oldest payment task not yet final: stuck work shows here")
+                .baseUnit("seconds")
+                .register(registry);
+        attempts = Counter.builder("payments.attempts")
+                .description("Provider calls started by payment workers")
+                .register(registry);
+        takeovers = Counter.builder("payments.lease.takeovers")
+                .description("Tasks claimed after another worker's lease had expired")
+                .register(registry);
+        fencedWrites = Counter.builder("payments.fenced.writes")
+                .description("Writes by a worker refused because its fencing token was no longer current")
+                .register(registry);
+        for (ChargeResult.Kind kind : ChargeResult.Kind.values()) {
+            latency.put(kind, Timer.builder("payments.provider.latency")
+                    .description("Duration of provider calls by their classified result")
+                    .tag("result", kind.tag())
+                    .register(registry));
+        }
+    }
+
+    public void attempted() {
+        attempts.increment();
+    }
+
+    public void tookOver() {
+        takeovers.increment();
+    }
+
+    public void fenced() {
+        fencedWrites.increment();
+    }
+
+    public void providerCall(ChargeResult.Kind kind, long nanos) {
+        latency.get(kind).record(Duration.ofNanos(nanos));
+    }
+
+    /** Reads the task gauges from the database; a failure leaves the last values. */
+    public Uni<Void> refresh() {
+        return tasks.countByState(pool)
+                .invoke(rows -> {
+                    Map<RecordStatus, Long> counted = new EnumMap<>(RecordStatus.class);
+                    rows.forEach(row -> counted.put(RecordStatus.valueOf(row.getString("state")), row.getLong("tasks")));
+                    TASKS_BY_STATE.forEach((state, value) -> value.set(counted.getOrDefault(state, 0L)));
+                })
+                .flatMap(ignored -> tasks.oldestUnfinishedAgeSeconds(pool))
+                .invoke(OLDEST_UNFINISHED_SECONDS::set)
+                .replaceWithVoid();
+    }
+}

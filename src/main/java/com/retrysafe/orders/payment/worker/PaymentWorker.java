@@ -1,0 +1,241 @@
+package com.retrysafe.orders.payment.worker;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.jboss.logging.Logger;
+
+import com.retrysafe.orders.db.DatabaseErrors;
+import com.retrysafe.orders.payment.PaymentFinisher;
+import com.retrysafe.orders.payment.PaymentFinisher.Ending;
+import com.retrysafe.orders.payment.PaymentFinisher.WorkerWrite;
+import com.retrysafe.orders.payment.provider.ChargeRequest;
+import com.retrysafe.orders.payment.provider.ChargeResult;
+import com.retrysafe.orders.payment.provider.PaymentProvider;
+import com.retrysafe.orders.payment.repository.PaymentTaskRepository;
+import com.retrysafe.orders.payment.repository.PaymentTaskRepository.ClaimedTask;
+
+import io.smallrye.mutiny.Uni;
+import io.vertx.core.Vertx;
+import io.vertx.mutiny.sqlclient.Pool;
+
+/**
+ * Carries out payment tasks under a lease. A claim is its own short transaction, committed
+ * before the provider is called; while the call is in flight a heartbeat extends the lease; the
+ * result is written in one transaction that names the fencing token of the claim, so a worker
+ * that lost the task (paused past its lease, then taken over) changes nothing.
+ * <p>
+ * Not a bean: {@link PaymentWorkers} makes the instance's worker, and tests make more (other
+ * owners, other settings) to play several instances in one JVM.
+ */
+public class PaymentWorker {
+
+    private static final Logger LOG = Logger.getLogger(PaymentWorker.class);
+    /** Backoff doubles up to this many times, so a large max-attempts cannot overflow the delay. */
+    private static final int MAX_DOUBLINGS = 16;
+
+    /**
+     * @param heartbeat how often the lease is extended during a call; zero: never (tests use it to
+     *        play a worker paused past its lease)
+     */
+    public record Settings(Duration lease, Duration heartbeat, int maxAttempts, Duration backoff, int concurrency) {
+
+        public Settings withLease(Duration newLease, Duration newHeartbeat) {
+            return new Settings(newLease, newHeartbeat, maxAttempts, backoff, concurrency);
+        }
+
+        public Settings withRetries(int newMaxAttempts, Duration newBackoff) {
+            return new Settings(lease, heartbeat, newMaxAttempts, newBackoff, concurrency);
+        }
+    }
+
+    private final String owner;
+    private final Pool pool;
+    private final PaymentTaskRepository tasks;
+    private final PaymentFinisher finisher;
+    private final PaymentProvider provider;
+    private final PaymentMetrics metrics;
+    private final Vertx vertx;
+    private final Settings settings;
+    private final AtomicInteger inFlight = new AtomicInteger();
+    private final AtomicBoolean claiming = new AtomicBoolean();
+    private final AtomicLong fencedWrites = new AtomicLong();
+    private volatile long pollTimer = -1;
+
+    PaymentWorker(String owner, Pool pool, PaymentTaskRepository tasks, PaymentFinisher finisher,
+            PaymentProvider provider, PaymentMetrics metrics, Vertx vertx, Settings settings) {
+        this.owner = owner;
+        this.pool = pool;
+        this.tasks = tasks;
+        this.finisher = finisher;
+        this.provider = provider;
+        this.metrics = metrics;
+        this.vertx = vertx;
+        this.settings = settings;
+    }
+
+    public String owner() {
+        return owner;
+    }
+
+    /** Writes of this worker refused by fencing (the metric counts those of every worker). */
+    public long fencedWrites() {
+        return fencedWrites.get();
+    }
+
+    /** Polls on a Vert.x timer: nothing blocks, and a slow call never delays the next claim. */
+    public void start(Duration pollInterval) {
+        pollTimer = vertx.setPeriodic(Math.max(1, pollInterval.toMillis()), id -> poll());
+    }
+
+    public void stop() {
+        if (pollTimer >= 0) {
+            vertx.cancelTimer(pollTimer);
+            pollTimer = -1;
+        }
+    }
+
+    /**
+     * One round: claims due tasks up to the free capacity and emits how many, once every claimed
+     * attempt has ended (its result written, refused, or rescheduled).
+     */
+    public Uni<Integer> runOnce() {
+        return claim().flatMap(claimed -> claimed.isEmpty() ? Uni.createFrom().item(0)
+                : Uni.join().all(claimed.stream().map(this::attempt).toList()).andFailFast()
+                        .replaceWith(claimed.size()));
+    }
+
+    private void poll() {
+        if (!claiming.compareAndSet(false, true)) {
+            return;
+        }
+        claim().subscribe().with(claimed -> {
+            claiming.set(false);
+            claimed.forEach(task -> attempt(task).subscribe().with(ignored -> {
+            }, failure -> LOG.errorf(failure, "Payment %d: attempt ended unexpectedly", task.paymentId())));
+        }, failure -> {
+            claiming.set(false);
+            LOG.warnf("Payment worker %s could not claim tasks: %s", owner, DatabaseErrors.describe(failure));
+        });
+    }
+
+    private Uni<List<ClaimedTask>> claim() {
+        int capacity = settings.concurrency() - inFlight.get();
+        if (capacity <= 0) {
+            return Uni.createFrom().item(List.of());
+        }
+        return pool.withTransaction(tx -> tasks.claim(tx, capacity, owner, settings.lease()))
+                .invoke(claimed -> inFlight.addAndGet(claimed.size()));
+    }
+
+    /** Never fails: whatever goes wrong, the lease runs out and another round takes the task again. */
+    private Uni<Void> attempt(ClaimedTask task) {
+        metrics.attempted();
+        if (task.isTakeoverFrom(owner)) {
+            metrics.tookOver();
+            LOG.infof("Payment %d: took over from %s (attempt %d)", task.paymentId(), task.previousOwner(),
+                    task.attempts());
+        }
+        AtomicBoolean leaseLost = new AtomicBoolean();
+        long heartbeat = startHeartbeat(task, leaseLost);
+        long started = System.nanoTime();
+        return provider.charge(task.providerKey(),
+                new ChargeRequest(task.paymentId(), task.orderId(), task.amount(), task.currency()))
+                .invoke(result -> metrics.providerCall(result.kind(), System.nanoTime() - started))
+                .eventually(() -> cancel(heartbeat))
+                .flatMap(result -> {
+                    if (leaseLost.get()) {
+                        // Another worker owns the task now: its result is the one that counts.
+                        LOG.infof("Payment %d: lease lost during the call, result (%s) not written", task.paymentId(),
+                                result.kind().tag());
+                        return Uni.createFrom().voidItem();
+                    }
+                    return record(task, result);
+                })
+                .onFailure().recoverWithItem(failure -> {
+                    LOG.warnf("Payment %d: result not written (%s); the task is taken again once the lease ends",
+                            task.paymentId(), DatabaseErrors.describe(failure));
+                    return null;
+                })
+                .eventually(() -> inFlight.decrementAndGet())
+                .replaceWithVoid();
+    }
+
+    private long startHeartbeat(ClaimedTask task, AtomicBoolean leaseLost) {
+        if (settings.heartbeat().isZero() || settings.heartbeat().isNegative()) {
+            return -1;
+        }
+        return vertx.setPeriodic(Math.max(1, settings.heartbeat().toMillis()), id -> tasks
+                .heartbeat(pool, task.paymentId(), task.fencingToken(), settings.lease())
+                .subscribe().with(kept -> {
+                    if (!kept) {
+                        leaseLost.set(true);
+                        vertx.cancelTimer(id);
+                    }
+                }, failure -> LOG.debugf("Payment %d: heartbeat failed (%s)", task.paymentId(),
+                        DatabaseErrors.describe(failure))));
+    }
+
+    private void cancel(long timer) {
+        if (timer >= 0) {
+            vertx.cancelTimer(timer);
+        }
+    }
+
+    private Uni<Void> record(ClaimedTask task, ChargeResult result) {
+        return switch (result.kind()) {
+            case SUCCEEDED -> finish(task, Ending.PAID, result.chargeId(), null);
+            case DECLINED -> finish(task, Ending.DECLINED, null, result.detail());
+            case REJECTED -> finish(task, Ending.FAILED, null, result.detail());
+            case RETRYABLE -> task.attempts() >= settings.maxAttempts()
+                    ? finish(task, Ending.FAILED, null,
+                            "gave up after " + task.attempts() + " attempts: " + result.detail())
+                    : reschedule(task, result.detail());
+        };
+    }
+
+    private Uni<Void> finish(ClaimedTask task, Ending ending, String chargeId, String reason) {
+        return pool.withTransaction(tx -> finisher.finishByWorker(tx, task.paymentId(), task.fencingToken(), ending,
+                chargeId, reason))
+                .invoke(write -> {
+                    if (write == WorkerWrite.FENCED) {
+                        refused(task, ending.name());
+                    } else {
+                        LOG.infof("Payment %d: %s after %d attempt(s)", task.paymentId(), ending, task.attempts());
+                    }
+                })
+                .replaceWithVoid();
+    }
+
+    private Uni<Void> reschedule(ClaimedTask task, String error) {
+        Duration delay = backoff(task.attempts());
+        return pool.withTransaction(tx -> tasks.reschedule(tx, task.paymentId(), task.fencingToken(), delay, error))
+                .invoke(written -> {
+                    if (!written) {
+                        refused(task, "a retry");
+                    } else {
+                        LOG.infof("Payment %d: attempt %d failed (%s), next in %d ms", task.paymentId(),
+                                task.attempts(), error, delay.toMillis());
+                    }
+                })
+                .replaceWithVoid();
+    }
+
+    private void refused(ClaimedTask task, String what) {
+        fencedWrites.incrementAndGet();
+        metrics.fenced();
+        LOG.warnf("Payment %d: %s refused, fencing token %d is no longer current", task.paymentId(), what,
+                task.fencingToken());
+    }
+
+    /** backoff x 2^(n-1), then a random point in its upper half, so retries of many tasks spread out. */
+    Duration backoff(int attempts) {
+        long base = settings.backoff().toMillis() << Math.min(Math.max(0, attempts - 1), MAX_DOUBLINGS);
+        long half = base / 2;
+        return Duration.ofMillis(half + ThreadLocalRandom.current().nextLong(half + 1));
+    }
+}

@@ -1,0 +1,105 @@
+package com.retrysafe.orders.payment;
+
+import static com.retrysafe.orders.support.Payments.body;
+import static org.hamcrest.Matchers.equalTo;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.net.URI;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+
+import jakarta.inject.Inject;
+
+import org.junit.jupiter.api.Test;
+
+import com.retrysafe.orders.payment.PaymentFinisher.ExternalOutcome;
+import com.retrysafe.orders.payment.PaymentFinisher.ExternalResult;
+import com.retrysafe.orders.payment.worker.PaymentWorker;
+import com.retrysafe.orders.payment.worker.PaymentWorkers;
+import com.retrysafe.orders.support.FakeProvider;
+import com.retrysafe.orders.support.FakeProvider.Answer;
+import com.retrysafe.orders.support.Payments;
+import com.retrysafe.orders.support.TestIds;
+
+import io.quarkus.test.junit.QuarkusTest;
+import io.vertx.mutiny.sqlclient.Pool;
+
+/** A result from outside the worker (the provider's result message), applied in the caller's transaction. */
+@QuarkusTest
+class PaymentFinisherTest {
+
+    @Inject
+    PaymentFinisher finisher;
+
+    @Inject
+    PaymentWorkers workers;
+
+    @Inject
+    Pool pool;
+
+    private ExternalResult apply(long paymentId, ExternalOutcome outcome) {
+        return pool.withTransaction(tx -> finisher.applyExternalResult(tx, paymentId, outcome))
+                .await().atMost(Duration.ofSeconds(10));
+    }
+
+    @Test
+    void anExternalResultIsAppliedOnceAndThenIgnored() {
+        long owner = TestIds.owner();
+        long orderId = Payments.order(owner);
+        String key = TestIds.key();
+        long paymentId = Payments.pay(owner, orderId, key, body(800, "CNY")).then().statusCode(202)
+                .extract().jsonPath().getLong("paymentId");
+
+        assertEquals(ExternalResult.APPLIED, apply(paymentId, ExternalOutcome.SUCCEEDED));
+        assertEquals("PAID", Payments.payment(paymentId).get("status"));
+        assertEquals("PAID", Payments.orderStatus(orderId));
+        assertEquals("SUCCEEDED", Payments.task(paymentId).get("state"));
+        assertEquals("SUCCEEDED", Payments.record(owner, key).get("status"));
+        Payments.pay(owner, orderId, key, body(800, "CNY")).then().statusCode(201)
+                .header("Idempotent-Replayed", "true").body("status", equalTo("PAID"));
+
+        assertEquals(ExternalResult.ALREADY_FINAL, apply(paymentId, ExternalOutcome.DECLINED));
+        assertEquals("PAID", Payments.payment(paymentId).get("status"));
+        assertEquals("SUCCEEDED", Payments.record(owner, key).get("status"));
+
+        assertEquals(ExternalResult.UNKNOWN_PAYMENT, apply(Long.MAX_VALUE - TestIds.sku(), ExternalOutcome.SUCCEEDED));
+    }
+
+    @Test
+    void aWorkerStillHoldingTheLeaseIsRefusedAfterAnExternalResult() throws Exception {
+        long owner = TestIds.owner();
+        long orderId = Payments.order(owner);
+        String key = TestIds.key();
+        long paymentId = Payments.pay(owner, orderId, key, body(801, "CNY")).then().statusCode(202)
+                .extract().jsonPath().getLong("paymentId");
+        try (FakeProvider provider = FakeProvider.start()) {
+            provider.script(paymentId, Answer.slowSuccess(Duration.ofMillis(1500)));
+            PaymentWorker worker = workers.create("w-" + TestIds.key(),
+                    workers.provider(URI.create(provider.url()), Duration.ofSeconds(5)), workers.settings());
+            var executor = Executors.newSingleThreadExecutor();
+            try {
+                CompletableFuture<Integer> round = CompletableFuture.supplyAsync(
+                        () -> worker.runOnce().await().atMost(Duration.ofSeconds(30)), executor);
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                while (provider.calls(paymentId) == 0 && System.nanoTime() < deadline) {
+                    TimeUnit.MILLISECONDS.sleep(10);
+                }
+                assertEquals(1, provider.calls(paymentId));
+
+                assertEquals(ExternalResult.APPLIED, apply(paymentId, ExternalOutcome.DECLINED));
+                round.get(30, TimeUnit.SECONDS);
+            } finally {
+                executor.shutdownNow();
+            }
+            assertEquals(1, worker.fencedWrites(), "the worker's success came after the final result");
+        }
+        assertEquals("DECLINED", Payments.payment(paymentId).get("status"));
+        assertEquals("FAILED_FINAL", Payments.task(paymentId).get("state"));
+        assertEquals("FAILED_FINAL", Payments.record(owner, key).get("status"));
+        assertEquals("CREATED", Payments.orderStatus(orderId));
+        Payments.pay(owner, orderId, key, body(801, "CNY")).then().statusCode(422)
+                .body("type", equalTo("/problems/payment-declined"));
+    }
+}

@@ -1,0 +1,252 @@
+package com.retrysafe.orders.payment;
+
+import static com.retrysafe.orders.support.Payments.body;
+import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.startsWith;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.Map;
+
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import com.retrysafe.orders.support.FakeProvider.Answer;
+import com.retrysafe.orders.support.FakeProviderResource;
+import com.retrysafe.orders.support.Metrics;
+import com.retrysafe.orders.support.Payments;
+import com.retrysafe.orders.support.TestIds;
+import com.retrysafe.orders.support.Tokens;
+
+import io.quarkus.test.common.WithTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.RestAssured;
+import io.restassured.response.Response;
+
+/**
+ * The payment contract over HTTP (API.md section 8), with the application's own worker calling a
+ * fake provider. HTTP and JDBC only, so {@code PaymentFlowIT} reruns it against the packaged jar.
+ */
+@QuarkusTest
+@WithTestResource(FakeProviderResource.class)
+class PaymentFlowTest {
+
+    /** Amounts the fake provider answers in a scripted way (the worker calls before a test could script an id). */
+    static final long DECLINED_AMOUNT = 40_402;
+    static final long REJECTED_AMOUNT = 40_400;
+    static final long UNAVAILABLE_AMOUNT = 50_503;
+
+    @BeforeAll
+    static void scriptProvider() {
+        RestAssured.enableLoggingOfRequestAndResponseIfValidationFails();
+        FakeProviderResource.provider().scriptAmount(DECLINED_AMOUNT, Answer.decline("insufficient_funds"));
+        FakeProviderResource.provider().scriptAmount(REJECTED_AMOUNT, Answer.status(400));
+        FakeProviderResource.provider().scriptAmount(UNAVAILABLE_AMOUNT, Answer.status(503));
+    }
+
+    @Test
+    void aPaymentIsAcceptedThenPaidAndTheFinalAnswerIsReplayed() throws Exception {
+        long owner = TestIds.owner();
+        long orderId = Payments.order(owner);
+        String key = TestIds.key();
+
+        Response accepted = Payments.pay(owner, orderId, key, body(1999, "CNY"));
+        accepted.then().statusCode(202)
+                .header("Idempotent-Replayed", "false")
+                .header("Location", startsWith("/api/payments/"))
+                .body("orderId", equalTo((int) orderId))
+                .body("status", equalTo("PENDING"))
+                .body("amount", equalTo(1999))
+                .body("currency", equalTo("CNY"));
+        long paymentId = accepted.jsonPath().getLong("paymentId");
+        assertEquals("/api/payments/" + paymentId, accepted.header("Location"));
+
+        assertEquals("PAID", Payments.awaitFinal(paymentId));
+
+        Response replay = Payments.pay(owner, orderId, key, body(1999, "CNY"));
+        replay.then().statusCode(201)
+                .header("Idempotent-Replayed", "true")
+                .header("Location", "/api/payments/" + paymentId)
+                .body("paymentId", equalTo((int) paymentId))
+                .body("status", equalTo("PAID"));
+        Payments.get(owner, paymentId).then().statusCode(200).body("status", equalTo("PAID"));
+        RestAssured.given().header("Authorization", "Bearer " + Tokens.user(owner))
+                .when().get("/api/orders/" + orderId).then().statusCode(200).body("status", equalTo("PAID"));
+
+        Map<String, Object> payment = Payments.payment(paymentId);
+        assertNotNull(payment.get("charge_id"));
+        assertEquals(1999L, payment.get("amount"));
+        assertEquals("SUCCEEDED", Payments.task(paymentId).get("state"));
+        Map<String, Object> record = Payments.record(owner, key);
+        assertEquals("SUCCEEDED", record.get("status"));
+        assertEquals(201, record.get("http_status"));
+        assertEquals(paymentId, record.get("resource_id"));
+        assertEquals(1, Payments.paymentsOf(orderId));
+        assertEquals(1, FakeProviderResource.provider().charges((String) payment.get("provider_key")));
+    }
+
+    @Test
+    void aSecondKeyForAPaidOrderIsRefusedAndNotRecorded() throws Exception {
+        long owner = TestIds.owner();
+        long orderId = Payments.order(owner);
+        long paymentId = Payments.pay(owner, orderId, TestIds.key(), body(500, "EUR")).then().statusCode(202)
+                .extract().jsonPath().getLong("paymentId");
+
+        String second = TestIds.key();
+        // While the first is pending, and after it is paid.
+        Payments.pay(owner, orderId, second, body(500, "EUR")).then().statusCode(409)
+                .contentType("application/problem+json")
+                .body("type", equalTo("/problems/order-already-paid"));
+        assertEquals("PAID", Payments.awaitFinal(paymentId));
+        Payments.pay(owner, orderId, second, body(500, "EUR")).then().statusCode(409)
+                .body("type", equalTo("/problems/order-already-paid"));
+
+        assertNull(Payments.record(owner, second), "a refused payment leaves the key free");
+        assertEquals(1, Payments.paymentsOf(orderId));
+    }
+
+    @Test
+    void aDeclineIsFinalAndReplayedAndANewKeyMayPayAgain() throws Exception {
+        long owner = TestIds.owner();
+        long orderId = Payments.order(owner);
+        String key = TestIds.key();
+        long paymentId = Payments.pay(owner, orderId, key, body(DECLINED_AMOUNT, "USD")).then().statusCode(202)
+                .extract().jsonPath().getLong("paymentId");
+
+        assertEquals("DECLINED", Payments.awaitFinal(paymentId));
+        for (int i = 0; i < 2; i++) {
+            Payments.pay(owner, orderId, key, body(DECLINED_AMOUNT, "USD")).then().statusCode(422)
+                    .contentType("application/problem+json")
+                    .header("Idempotent-Replayed", "true")
+                    .header("Location", "/api/payments/" + paymentId)
+                    .body("type", equalTo("/problems/payment-declined"));
+        }
+        Map<String, Object> record = Payments.record(owner, key);
+        assertEquals("FAILED_FINAL", record.get("status"));
+        assertEquals(422, record.get("http_status"));
+        assertEquals("insufficient_funds", Payments.payment(paymentId).get("decline_reason"));
+        assertEquals("FAILED_FINAL", Payments.task(paymentId).get("state"));
+        assertEquals("CREATED", Payments.orderStatus(orderId));
+        Payments.get(owner, paymentId).then().statusCode(200).body("status", equalTo("DECLINED"));
+
+        long retry = Payments.pay(owner, orderId, TestIds.key(), body(700, "USD")).then().statusCode(202)
+                .extract().jsonPath().getLong("paymentId");
+        assertEquals("PAID", Payments.awaitFinal(retry));
+        assertEquals("PAID", Payments.orderStatus(orderId));
+        assertEquals(2, Payments.paymentsOf(orderId));
+    }
+
+    @Test
+    void anotherClientErrorOfTheProviderEndsThePaymentFailed() throws Exception {
+        long owner = TestIds.owner();
+        long orderId = Payments.order(owner);
+        String key = TestIds.key();
+        long paymentId = Payments.pay(owner, orderId, key, body(REJECTED_AMOUNT, "CNY")).then().statusCode(202)
+                .extract().jsonPath().getLong("paymentId");
+
+        assertEquals("FAILED", Payments.awaitFinal(paymentId));
+        assertEquals(1, Payments.task(paymentId).get("attempts"), "a 400 is not retried");
+        Payments.pay(owner, orderId, key, body(REJECTED_AMOUNT, "CNY")).then().statusCode(502)
+                .header("Location", "/api/payments/" + paymentId)
+                .body("type", equalTo("/problems/payment-failed"));
+    }
+
+    @Test
+    void aProviderThatStaysDownEndsThePaymentFailedAfterTheLastAttempt() throws Exception {
+        long owner = TestIds.owner();
+        long orderId = Payments.order(owner);
+        String key = TestIds.key();
+        long paymentId = Payments.pay(owner, orderId, key, body(UNAVAILABLE_AMOUNT, "CNY")).then().statusCode(202)
+                .extract().jsonPath().getLong("paymentId");
+
+        assertEquals("FAILED", Payments.awaitFinal(paymentId));
+        Map<String, Object> task = Payments.task(paymentId);
+        assertEquals(3, task.get("attempts"), "payments.worker.max-attempts=3 in this test");
+        assertEquals("FAILED_FINAL", task.get("state"));
+        Payments.pay(owner, orderId, key, body(UNAVAILABLE_AMOUNT, "CNY")).then().statusCode(502)
+                .header("Idempotent-Replayed", "true")
+                .body("type", equalTo("/problems/payment-failed"));
+        assertEquals("FAILED_FINAL", Payments.record(owner, key).get("status"));
+        assertEquals(3, FakeProviderResource.provider().calls(paymentId));
+    }
+
+    @Test
+    void aBadBodyIsRefusedAndNothingIsRecorded() {
+        long owner = TestIds.owner();
+        long orderId = Payments.order(owner);
+        String key = TestIds.key();
+        for (String bad : new String[] { body(0, "CNY"), body(1_000_000_000_001L, "CNY"), body(100, "cny"),
+                body(100, "CNYX"), "{\"amount\": 100}", "{\"currency\": \"CNY\"}", "{\"amount\": 1.5, \"currency\": \"CNY\"}",
+                "{not json" }) {
+            Payments.pay(owner, orderId, key, bad).then().statusCode(400)
+                    .contentType("application/problem+json")
+                    .body("type", equalTo("/problems/invalid-request"));
+        }
+        assertNull(Payments.record(owner, key));
+        assertEquals(0, Payments.paymentsOf(orderId));
+        // The key is still free.
+        Payments.pay(owner, orderId, key, body(100, "CNY")).then().statusCode(202);
+    }
+
+    @Test
+    void theSameKeyWithAnotherBodyIsAConflict() {
+        long owner = TestIds.owner();
+        long orderId = Payments.order(owner);
+        String key = TestIds.key();
+        Payments.pay(owner, orderId, key, body(100, "CNY")).then().statusCode(202);
+        Payments.pay(owner, orderId, key, body(101, "CNY")).then().statusCode(409)
+                .body("type", equalTo("/problems/idempotency-key-reused"));
+        Payments.pay(owner, orderId, key, body(100, "EUR")).then().statusCode(409)
+                .body("type", equalTo("/problems/idempotency-key-reused"));
+        assertEquals(1, Payments.paymentsOf(orderId));
+    }
+
+    @Test
+    void onlyTheOwnerMayPayOrSeeAPayment() throws Exception {
+        long owner = TestIds.owner();
+        long stranger = TestIds.owner();
+        long orderId = Payments.order(owner);
+        String key = TestIds.key();
+
+        Payments.pay(stranger, orderId, key, body(100, "CNY")).then().statusCode(404)
+                .body("type", equalTo("/problems/not-found"));
+        assertNull(Payments.record(stranger, key));
+        assertEquals(0, Payments.paymentsOf(orderId));
+        Payments.pay(owner, 9_000_000_000_000L + TestIds.sku(), TestIds.key(), body(100, "CNY")).then()
+                .statusCode(404);
+
+        long paymentId = Payments.pay(owner, orderId, key, body(100, "CNY")).then().statusCode(202)
+                .extract().jsonPath().getLong("paymentId");
+        Payments.get(stranger, paymentId).then().statusCode(404).body("type", equalTo("/problems/not-found"));
+        Payments.get(owner, paymentId).then().statusCode(200).body("paymentId", equalTo((int) paymentId));
+        Payments.awaitFinal(paymentId);
+    }
+
+    @Test
+    void paymentMetricsExist() throws Exception {
+        long owner = TestIds.owner();
+        long orderId = Payments.order(owner);
+        double attemptsBefore = Metrics.value("payments_attempts_total");
+        long paymentId = Payments.pay(owner, orderId, TestIds.key(), body(300, "CNY")).then().statusCode(202)
+                .extract().jsonPath().getLong("paymentId");
+        Payments.awaitFinal(paymentId);
+
+        assertTrue(Metrics.value("payments_attempts_total") >= attemptsBefore + 1);
+        for (String state : new String[] { "PROCESSING", "SUCCEEDED", "FAILED_RETRYABLE", "FAILED_FINAL" }) {
+            assertTrue(Metrics.value("payments_tasks{state=\"" + state + "\"}") >= 0);
+        }
+        // The gauges follow the table (refreshed every 200 ms in this test): at least this payment succeeded.
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+        while (Metrics.value("payments_tasks{state=\"SUCCEEDED\"}") < 1 && System.nanoTime() < deadline) {
+            Thread.sleep(50);
+        }
+        assertTrue(Metrics.value("payments_tasks{state=\"SUCCEEDED\"}") >= 1);
+        Metrics.value("payments_lease_takeovers_total");
+        Metrics.value("payments_fenced_writes_total");
+        Metrics.value("payments_oldest_unfinished_age_seconds");
+        assertTrue(Metrics.value("payments_provider_latency_seconds_count{result=\"succeeded\"}") >= 1);
+        Metrics.value("idempotency_requests_total{operation=\"PAY_ORDER\",outcome=\"executed\"}");
+    }
+}

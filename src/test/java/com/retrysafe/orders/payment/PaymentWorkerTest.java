@@ -1,0 +1,296 @@
+package com.retrysafe.orders.payment;
+
+import static com.retrysafe.orders.support.Payments.body;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.net.URI;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+
+import jakarta.inject.Inject;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.retrysafe.orders.payment.worker.PaymentWorker;
+import com.retrysafe.orders.payment.worker.PaymentWorkers;
+import com.retrysafe.orders.support.Db;
+import com.retrysafe.orders.support.FakeProvider;
+import com.retrysafe.orders.support.FakeProvider.Answer;
+import com.retrysafe.orders.support.Http;
+import com.retrysafe.orders.support.Metrics;
+import com.retrysafe.orders.support.Payments;
+import com.retrysafe.orders.support.TestIds;
+import com.retrysafe.orders.support.Tokens;
+
+import io.quarkus.test.junit.QuarkusTest;
+
+/**
+ * The worker's state machine, driven step by step: the test profile turns the application's own
+ * worker off, and each test runs workers of its own (several, with other owners, to play several
+ * instances) against a fake provider of its own. Every check is on the rows as well.
+ */
+@QuarkusTest
+class PaymentWorkerTest {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+    /** Not the common pool: on two cores it has a single thread, and these rounds must overlap. */
+    private static final ExecutorService THREADS = Executors.newCachedThreadPool();
+
+    @Inject
+    PaymentWorkers workers;
+
+    private FakeProvider provider;
+
+    @BeforeEach
+    void startProvider() {
+        provider = FakeProvider.start();
+    }
+
+    @AfterEach
+    void stopProvider() {
+        provider.close();
+    }
+
+    private PaymentWorker worker(String owner, Duration timeout, PaymentWorker.Settings settings) {
+        return workers.create(owner + "-" + TestIds.key(), workers.provider(URI.create(provider.url()), timeout),
+                settings);
+    }
+
+    private PaymentWorker worker(String owner) {
+        return worker(owner, Duration.ofSeconds(3), workers.settings().withRetries(5, Duration.ofMillis(20)));
+    }
+
+    /** Runs the worker's rounds in the background until the payment is no longer PENDING. */
+    private static CompletableFuture<Void> runUntilFinal(PaymentWorker worker, long paymentId) {
+        return CompletableFuture.runAsync(() -> {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while ("PENDING".equals(Payments.payment(paymentId).get("status"))) {
+                if (System.nanoTime() > deadline) {
+                    throw new AssertionError("payment " + paymentId + " never ended");
+                }
+                worker.runOnce().await().atMost(Duration.ofSeconds(30));
+                sleep(20);
+            }
+        }, THREADS);
+    }
+
+    @Test
+    void sevenIdenticalRequestsWhileTheProviderIsSlowMakeOnePaymentAndOneCharge() throws Exception {
+        long owner = TestIds.owner();
+        long orderId = Payments.order(owner);
+        String key = TestIds.key();
+        String token = Tokens.user(owner);
+        provider.scriptDefault(Answer.slowSuccess(Duration.ofMillis(2500)));
+        List<HttpRequest> seven = Collections.nCopies(7, Payments.payRequest(token, orderId, key, body(4200, "CNY")));
+        double replayedBefore = payOrderRequests("replayed");
+
+        List<HttpResponse<String>> first = Http.concurrently(seven);
+        int executed = 0;
+        Set<String> locations = new HashSet<>();
+        for (HttpResponse<String> response : first) {
+            assertEquals(202, response.statusCode(), response.body());
+            assertEquals("PENDING", JSON.readTree(response.body()).get("status").asText());
+            locations.add(response.headers().firstValue("Location").orElseThrow());
+            if ("false".equals(response.headers().firstValue("Idempotent-Replayed").orElseThrow())) {
+                executed++;
+            }
+        }
+        assertEquals(1, executed, "one request executes, the six others read its state");
+        assertEquals(1, locations.size());
+        long paymentId = Long.parseLong(locations.iterator().next().substring("/api/payments/".length()));
+
+        PaymentWorker worker = worker("w");
+        CompletableFuture<Void> running = runUntilFinal(worker, paymentId);
+        awaitCalls(paymentId, 1);
+        for (HttpResponse<String> response : Http.concurrently(seven)) {
+            // The provider call is in flight: every duplicate reads the current state, none calls again.
+            assertEquals(202, response.statusCode(), response.body());
+            assertEquals("true", response.headers().firstValue("Idempotent-Replayed").orElseThrow());
+            assertEquals("PENDING", JSON.readTree(response.body()).get("status").asText());
+        }
+        running.get(30, TimeUnit.SECONDS);
+
+        Set<JsonNode> finals = new HashSet<>();
+        for (HttpResponse<String> response : Http.concurrently(seven)) {
+            assertEquals(201, response.statusCode(), response.body());
+            assertEquals("true", response.headers().firstValue("Idempotent-Replayed").orElseThrow());
+            assertEquals("/api/payments/" + paymentId, response.headers().firstValue("Location").orElseThrow());
+            finals.add(JSON.readTree(response.body()));
+        }
+        assertEquals(1, finals.size());
+        assertEquals("PAID", finals.iterator().next().get("status").asText());
+        assertEquals(20, payOrderRequests("replayed") - replayedBefore, 0.0);
+
+        assertEquals(1, Payments.paymentsOf(orderId));
+        assertEquals(1, Db.count("SELECT count(*) FROM payment_task WHERE payment_id = ?", paymentId));
+        assertEquals(1, Payments.task(paymentId).get("attempts"));
+        assertEquals(1, provider.calls(paymentId));
+        assertEquals(1, provider.charges((String) Payments.payment(paymentId).get("provider_key")));
+        assertEquals("PAID", Payments.orderStatus(orderId));
+        assertEquals("SUCCEEDED", Payments.record(owner, key).get("status"));
+    }
+
+    @Test
+    void twoTimeoutsThenSuccessTakeThreeAttemptsWithOneKeyAndOneCharge() throws Exception {
+        long owner = TestIds.owner();
+        long orderId = Payments.order(owner);
+        String key = TestIds.key();
+        long paymentId = Payments.pay(owner, orderId, key, body(900, "CNY")).then().statusCode(202)
+                .extract().jsonPath().getLong("paymentId");
+        provider.script(paymentId, Answer.hang(Duration.ofMillis(1500)), Answer.hang(Duration.ofMillis(1500)),
+                Answer.succeed());
+        PaymentWorker worker = worker("w", Duration.ofMillis(300), workers.settings().withRetries(5, Duration.ofMillis(20)));
+
+        runUntilFinal(worker, paymentId).get(30, TimeUnit.SECONDS);
+
+        Map<String, Object> payment = Payments.payment(paymentId);
+        assertEquals("PAID", payment.get("status"));
+        Map<String, Object> task = Payments.task(paymentId);
+        assertEquals(3, task.get("attempts"));
+        assertEquals("SUCCEEDED", task.get("state"));
+        String providerKey = (String) payment.get("provider_key");
+        assertEquals(List.of(providerKey, providerKey, providerKey), provider.keys(paymentId),
+                "the same provider key on every attempt");
+        assertNotEquals(key, providerKey, "never the client's key");
+        assertEquals(1, provider.charges(providerKey));
+        assertEquals("PAID", Payments.orderStatus(orderId));
+        assertEquals("SUCCEEDED", Payments.record(owner, key).get("status"));
+        assertEquals(201, Payments.record(owner, key).get("http_status"));
+    }
+
+    @Test
+    void anExpiredLeaseIsTakenOverAndTheStaleWorkersWriteIsFencedOff() throws Exception {
+        long owner = TestIds.owner();
+        long orderId = Payments.order(owner);
+        String key = TestIds.key();
+        long paymentId = Payments.pay(owner, orderId, key, body(1200, "CNY")).then().statusCode(202)
+                .extract().jsonPath().getLong("paymentId");
+        // The first call outlives its lease and then declines: written, it would change the result.
+        provider.script(paymentId, new Answer(Duration.ofMillis(3000), 402, "stale"), Answer.succeed());
+        // No heartbeat: a worker paused (GC, a frozen VM) for longer than its 1 s lease.
+        PaymentWorker stale = worker("stale", Duration.ofSeconds(5),
+                workers.settings().withLease(Duration.ofSeconds(1), Duration.ZERO));
+        PaymentWorker successor = worker("successor");
+        double takeoversBefore = Metrics.value("payments_lease_takeovers_total");
+        double fencedBefore = Metrics.value("payments_fenced_writes_total");
+
+        CompletableFuture<Integer> staleRound = CompletableFuture.supplyAsync(
+                () -> stale.runOnce().await().atMost(Duration.ofSeconds(30)), THREADS);
+        awaitCalls(paymentId, 1);
+        long staleToken = ((Number) Payments.task(paymentId).get("fencing_token")).longValue();
+        awaitLeaseExpired(paymentId);
+
+        runUntilFinal(successor, paymentId).get(30, TimeUnit.SECONDS);
+        assertEquals("PAID", Payments.payment(paymentId).get("status"));
+        Map<String, Object> taken = Payments.task(paymentId);
+        assertTrue(((Number) taken.get("fencing_token")).longValue() > staleToken, "a new claim, a higher token");
+        assertEquals(2, taken.get("attempts"));
+        assertEquals(1, Metrics.value("payments_lease_takeovers_total") - takeoversBefore, 0.0);
+
+        staleRound.get(30, TimeUnit.SECONDS);
+        assertEquals(1, stale.fencedWrites(), "the stale worker's decline is refused");
+        assertEquals(1, Metrics.value("payments_fenced_writes_total") - fencedBefore, 0.0);
+
+        Map<String, Object> payment = Payments.payment(paymentId);
+        assertEquals("PAID", payment.get("status"), "the result does not change");
+        assertEquals(null, payment.get("decline_reason"));
+        assertEquals("SUCCEEDED", Payments.task(paymentId).get("state"));
+        assertEquals("SUCCEEDED", Payments.record(owner, key).get("status"));
+        assertEquals("PAID", Payments.orderStatus(orderId));
+        String providerKey = (String) payment.get("provider_key");
+        assertEquals(List.of(providerKey, providerKey), provider.keys(paymentId), "the successor used the same key");
+        assertEquals(1, provider.charges(providerKey), "exactly one successful charge");
+        Payments.pay(owner, orderId, key, body(1200, "CNY")).then().statusCode(201);
+    }
+
+    @Test
+    void severalWorkersNeverRunOneTaskAtOnceWhileItsLeaseIsValid() throws Exception {
+        long owner = TestIds.owner();
+        List<Long> payments = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            long orderId = Payments.order(owner);
+            payments.add(Payments.pay(owner, orderId, TestIds.key(), body(100 + i, "CNY")).then().statusCode(202)
+                    .extract().jsonPath().getLong("paymentId"));
+        }
+        // Each call outlives the 1 s lease: only the heartbeat keeps it.
+        payments.forEach(id -> provider.script(id, Answer.slowSuccess(Duration.ofMillis(2200))));
+        PaymentWorker.Settings settings = workers.settings().withLease(Duration.ofSeconds(1), Duration.ofMillis(250));
+        List<PaymentWorker> instances = List.of(worker("a", Duration.ofSeconds(5), settings),
+                worker("b", Duration.ofSeconds(5), settings), worker("c", Duration.ofSeconds(5), settings));
+        double takeoversBefore = Metrics.value("payments_lease_takeovers_total");
+
+        List<CompletableFuture<Void>> rounds = new ArrayList<>();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(40);
+        for (PaymentWorker instance : instances) {
+            for (int thread = 0; thread < 2; thread++) {
+                rounds.add(CompletableFuture.runAsync(() -> {
+                    while (payments.stream().anyMatch(id -> "PENDING".equals(Payments.payment(id).get("status")))
+                            && System.nanoTime() < deadline) {
+                        instance.runOnce().await().atMost(Duration.ofSeconds(30));
+                        sleep(10);
+                    }
+                }, THREADS));
+            }
+        }
+        CompletableFuture.allOf(rounds.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
+
+        assertEquals(0, provider.overlaps(), "no two calls for one key at once");
+        for (long id : payments) {
+            assertEquals("PAID", Payments.payment(id).get("status"));
+            assertEquals(1, provider.calls(id), "one call per payment");
+            assertEquals(1, Payments.task(id).get("attempts"));
+        }
+        assertEquals(0, Metrics.value("payments_lease_takeovers_total") - takeoversBefore, 0.0);
+    }
+
+    private void awaitCalls(long paymentId, int calls) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (provider.calls(paymentId) < calls) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("the provider never got call " + calls + " for payment " + paymentId);
+            }
+            TimeUnit.MILLISECONDS.sleep(10);
+        }
+    }
+
+    private static void awaitLeaseExpired(long paymentId) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (Db.count("SELECT count(*) FROM payment_task WHERE payment_id = ? AND lease_until < now()",
+                paymentId) == 0) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("the lease never expired");
+            }
+            TimeUnit.MILLISECONDS.sleep(20);
+        }
+    }
+
+    private static double payOrderRequests(String outcome) {
+        return Metrics.value("idempotency_requests_total{operation=\"PAY_ORDER\",outcome=\"" + outcome + "\"}");
+    }
+
+    private static void sleep(long millis) {
+        try {
+            TimeUnit.MILLISECONDS.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+}

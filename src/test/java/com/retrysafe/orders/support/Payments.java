@@ -1,0 +1,100 @@
+package com.retrysafe.orders.support;
+
+import static io.restassured.RestAssured.given;
+
+import java.net.http.HttpRequest;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+
+import io.restassured.response.Response;
+
+/** Paying for orders in tests: the calls, and the payment's rows. */
+public final class Payments {
+
+    private Payments() {
+    }
+
+    /** A fresh order of the owner's, ready to be paid. */
+    public static long order(long owner) {
+        long sku = Api.skuWithStock(10);
+        return Api.createOrder(owner, TestIds.key(), Api.orderBody(sku, 1)).then().statusCode(201)
+                .extract().jsonPath().getLong("orderId");
+    }
+
+    public static String body(long amount, String currency) {
+        return "{\"amount\": " + amount + ", \"currency\": \"" + currency + "\"}";
+    }
+
+    public static Response pay(long owner, long orderId, String key, String body) {
+        return given()
+                .header("Authorization", "Bearer " + Tokens.user(owner))
+                .header("Idempotency-Key", key)
+                .contentType("application/json")
+                .body(body)
+                .when().post("/api/orders/" + orderId + "/payments");
+    }
+
+    public static HttpRequest payRequest(String token, long orderId, String key, String body) {
+        return HttpRequest.newBuilder(Http.uri("/api/orders/" + orderId + "/payments"))
+                .timeout(Duration.ofSeconds(30))
+                .header("Authorization", "Bearer " + token)
+                .header("Idempotency-Key", key)
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body))
+                .build();
+    }
+
+    public static Response get(long owner, long paymentId) {
+        return given().header("Authorization", "Bearer " + Tokens.user(owner))
+                .when().get("/api/payments/" + paymentId);
+    }
+
+    public static Map<String, Object> payment(long paymentId) {
+        return Db.row("SELECT id, order_id, owner_id, status, amount, currency, provider_key::text AS provider_key, "
+                + "charge_id, decline_reason FROM payment WHERE id = ?", paymentId);
+    }
+
+    public static Map<String, Object> task(long paymentId) {
+        return Db.row("SELECT state, attempts, lease_owner, lease_until, fencing_token, last_error "
+                + "FROM payment_task WHERE payment_id = ?", paymentId);
+    }
+
+    public static Map<String, Object> record(long owner, String key) {
+        return Db.row("SELECT status, http_status, resource_id, response_json::text AS response_json, "
+                + "response_location FROM idempotency_record "
+                + "WHERE owner_id = ? AND operation = 'PAY_ORDER' AND idempotency_key = ?", owner, key);
+    }
+
+    public static String orderStatus(long orderId) {
+        return (String) Db.row("SELECT status FROM purchase_order WHERE id = ?", orderId).get("status");
+    }
+
+    public static long paymentsOf(long orderId) {
+        return Db.count("SELECT count(*) FROM payment WHERE order_id = ?", orderId);
+    }
+
+    /** Waits (at most 20 s) until the payment's status passes the test. */
+    public static String awaitStatus(long paymentId, Predicate<String> done) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (true) {
+            String status = (String) payment(paymentId).get("status");
+            if (done.test(status)) {
+                return status;
+            }
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("payment " + paymentId + " still " + status);
+            }
+            TimeUnit.MILLISECONDS.sleep(50);
+        }
+    }
+
+    public static String awaitFinal(long paymentId) throws InterruptedException {
+        return awaitStatus(paymentId, status -> !"PENDING".equals(status));
+    }
+
+    public static double metric(String series) {
+        return Metrics.value(series);
+    }
+}
