@@ -73,6 +73,7 @@ public class PackagedAppResource implements QuarkusTestResourceLifecycleManager 
             Files.createDirectories(WORK);
             Map<String, String> config = new HashMap<>(testProfileSettings());
             config.putAll(keyPair());
+            config.putAll(broker());
             if (ownDatabase) {
                 config.putAll(freshDatabase());
             }
@@ -108,6 +109,15 @@ public class PackagedAppResource implements QuarkusTestResourceLifecycleManager 
                 "idempotency.db-timeout", "3s",
                 "idempotency.in-flight-wait", "1s",
                 "quarkus.datasource.reactive.max-size", "16");
+    }
+
+    /** The test RabbitMQ, named explicitly rather than left to the prod default (localhost:5672). */
+    private static Map<String, String> broker() {
+        return Map.of(
+                "rabbitmq-host", com.retrysafe.orders.support.Broker.HOST,
+                "rabbitmq-port", Integer.toString(com.retrysafe.orders.support.Broker.port()),
+                "rabbitmq-username", "guest",
+                "rabbitmq-password", "guest");
     }
 
     /**
