@@ -50,13 +50,14 @@ class OperatorKitTest {
             "OrderServiceCleanupFailing",
             "OrderServiceReadinessFlapping", "OrderServiceServerErrors", "OrderServiceUnavailable",
             "OrderServiceDbPoolSaturated", "OrderServiceDbPoolWaiting", "OrderServiceRedisBreakerOpen",
-            "OrderServiceRedisErrors", "OrderServiceTargetDown", "OrderServiceAbsent");
+            "OrderServiceRedisErrors", "OrderServiceTargetDown", "OrderServiceAbsent", "OrderServiceOutboxStuck");
 
     /** One signal per dashboard row the issue asks for; the scrape test checks the names exist. */
     private static final Set<String> REQUIRED_DASHBOARD_METRICS = Set.of(
             "idempotency_requests_total", "http_server_requests_seconds_bucket", "http_server_requests_seconds_count",
             "sql_pool_ratio", "sql_pool_queue_size", "idempotency_cleanup_deleted_total",
-            "idempotency_cache_requests_total", "up", "kube_pod_status_ready");
+            "idempotency_cache_requests_total", "up", "kube_pod_status_ready", "outbox_events_published_total",
+            "outbox_oldest_unpublished_age_seconds", "inbox_messages_total");
 
     /** Labels Prometheus attaches to every scraped series; the service never exports them. */
     private static final Set<String> TARGET_LABELS = Set.of("job", "instance");
