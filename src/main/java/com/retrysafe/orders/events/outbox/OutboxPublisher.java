@@ -1,8 +1,10 @@
 package com.retrysafe.orders.events.outbox;
 
+import java.time.Duration;
 import java.time.ZoneOffset;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.ConcurrentHashMap;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
@@ -32,8 +34,11 @@ public class OutboxPublisher {
 
     private final Emitter<String> emitter;
     private final ObjectMapper json;
-    /* Sent and neither confirmed nor refused yet: the relay claims nothing while this is high. */
-    private final AtomicInteger unconfirmed = new AtomicInteger();
+    /*
+     * Sent and neither confirmed nor refused yet, with when they were sent: the relay claims
+     * nothing while many are outstanding. Keyed by the message, so a late answer removes its own.
+     */
+    private final Map<Object, Long> unconfirmed = new ConcurrentHashMap<>();
 
     @Inject
     public OutboxPublisher(@Channel(CHANNEL) @OnOverflow(value = OnOverflow.Strategy.BUFFER, bufferSize = 1024)
@@ -54,15 +59,16 @@ public class OutboxPublisher {
                     .withTimestamp(event.createdAt().atZoneSameInstant(ZoneOffset.UTC))
                     .build();
             CompletableFuture<Void> confirmed = new CompletableFuture<>();
-            unconfirmed.incrementAndGet();
+            Object token = new Object();
+            unconfirmed.put(token, System.nanoTime());
             Message<String> message = Message.of(body, Metadata.of(metadata),
                     () -> {
-                        unconfirmed.decrementAndGet();
+                        unconfirmed.remove(token);
                         confirmed.complete(null);
                         return CompletableFuture.completedFuture(null);
                     },
                     failure -> {
-                        unconfirmed.decrementAndGet();
+                        unconfirmed.remove(token);
                         confirmed.completeExceptionally(failure);
                         return CompletableFuture.completedFuture(null);
                     });
@@ -70,16 +76,22 @@ public class OutboxPublisher {
                 emitter.send(message);
             } catch (RuntimeException refused) {
                 // Buffer full or channel terminated: nothing was handed over.
-                unconfirmed.decrementAndGet();
+                unconfirmed.remove(token);
                 return Uni.createFrom().failure(refused);
             }
             return Uni.createFrom().completionStage(confirmed);
         });
     }
 
-    /** Messages handed to the channel whose confirm is still outstanding. */
-    public int unconfirmed() {
-        return unconfirmed.get();
+    /**
+     * Messages handed to the channel whose confirm is still outstanding. One outstanding for
+     * longer than {@code forgetAfter} is no longer counted: should the connector ever lose a
+     * message's answer, the relay must not wait for it forever (the row is retried anyway).
+     */
+    public int unconfirmed(Duration forgetAfter) {
+        long oldest = System.nanoTime() - forgetAfter.toNanos();
+        unconfirmed.values().removeIf(sentAt -> sentAt - oldest < 0);
+        return unconfirmed.size();
     }
 
     String body(OutboxEvent event) {

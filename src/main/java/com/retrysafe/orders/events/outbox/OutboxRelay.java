@@ -84,7 +84,8 @@ public class OutboxRelay {
     /** One batch; emits how many rows were published. Public so tests can run several relays at once. */
     public Uni<Integer> runOnce() {
         Uni<Integer> run;
-        if (publisher.unconfirmed() >= config.relay().batchSize()) {
+        if (publisher.unconfirmed(config.relay().backoffMax().plus(config.relay().publishTimeout()))
+                >= config.relay().batchSize()) {
             // Earlier sends are still waiting for a broker that does not answer: claiming more
             // would only hold a transaction open for another publish timeout.
             run = Uni.createFrom().item(0);
@@ -128,16 +129,15 @@ public class OutboxRelay {
                 .onItem().transformToUniAndConcatenate(attempt -> {
                     metrics.publishFailed();
                     return repository.markFailed(tx, attempt.event().eventId(), describe(attempt.failure()),
-                            backoff(attempt.event().attempts()));
+                            backoff(attempt.event().attempts(), config.relay().backoffInitial(),
+                                    config.relay().backoffMax()));
                 })
                 .collect().last()
                 .flatMap(ignored -> repository.markPublished(tx, confirmed));
     }
 
     /** initial x 2^attempts, capped; attempts counts the failures before this one. */
-    Duration backoff(int previousAttempts) {
-        Duration initial = config.relay().backoffInitial();
-        Duration max = config.relay().backoffMax();
+    static Duration backoff(int previousAttempts, Duration initial, Duration max) {
         int shift = Math.min(previousAttempts, 30);
         long millis = initial.toMillis() << shift;
         return millis <= 0 || millis > max.toMillis() ? max : Duration.ofMillis(millis);
