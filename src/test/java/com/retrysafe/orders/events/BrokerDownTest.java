@@ -51,6 +51,9 @@ class BrokerDownTest {
             awaitTrue(() -> Metrics.value("outbox_publish_failures_total") > failures,
                     "the relay tried and counted the failure");
             assertEquals(3, unpublished(second));
+            awaitTrue(() -> Db.count("SELECT count(*) FROM outbox_event WHERE aggregate_id = ANY (?::text[]) "
+                    + "AND attempts >= 1 AND last_error IS NOT NULL AND next_attempt_at >= created_at + interval '1 second'",
+                    "{" + String.join(",", second) + "}") == 3, "each failed attempt is recorded with a backoff");
             awaitTrue(() -> Metrics.value("outbox_oldest_unpublished_age_seconds") > 0, "the gauge rises again");
 
             BrokerProxyResource.proxy.open();

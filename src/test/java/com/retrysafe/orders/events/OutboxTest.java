@@ -211,7 +211,8 @@ class OutboxTest {
                 "inbox_messages_total{result=\"applied\"}", "inbox_messages_total{result=\"duplicate\"}",
                 "inbox_messages_total{result=\"already_final\"}", "inbox_messages_total{result=\"unknown_payment\"}",
                 "inbox_messages_total{result=\"malformed\"}")) {
-            assertTrue(Metrics.value(series) >= 0, series);
+            double value = Metrics.value(series);
+            assertTrue(value >= 0, series + " = " + value);
         }
     }
 

@@ -44,7 +44,10 @@ import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
  * </ul>
  * Not rerun, because {@code @QuarkusIntegrationTest} cannot inject beans into a test: {@code CleanupTest}
  * (calls the cleanup job directly, which in the artifact only its scheduler could) and
- * {@code RedisFastLayerTest} (reads and writes Redis through the injected client and cache).
+ * {@code RedisFastLayerTest} (reads and writes Redis through the injected client and cache),
+ * {@code OutboxTest} and {@code InboxTest} (run the relay and the cleanup job, and stand in for the
+ * payments module, through injected beans) and {@code BrokerDownTest} (cuts an in-JVM proxy the
+ * artifact would have to be started behind); {@code OutboxCrashIT} runs the events on the jar itself.
  * {@code FingerprintTest} and {@code DatasourceDefaultsTest} are plain unit tests, with no
  * application to run against; {@code PackagedApplicationIT} already starts the jar itself.
  */

@@ -59,8 +59,13 @@ public class OutboxRepository {
              WHERE event_id = $1 AND published_at IS NULL
             """;
 
+    /*
+     * clock_timestamp(), not now(): a row committed between the start of this statement's
+     * transaction and its snapshot would otherwise have a negative age.
+     */
     private static final String OLDEST_UNPUBLISHED_AGE = """
-            SELECT COALESCE(EXTRACT(EPOCH FROM now() - min(created_at)), 0)::double precision AS age
+            SELECT GREATEST(0, COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - min(created_at)), 0))::double precision
+                   AS age
               FROM outbox_event
              WHERE published_at IS NULL
             """;
