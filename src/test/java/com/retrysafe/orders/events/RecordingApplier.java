@@ -4,7 +4,9 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import jakarta.annotation.Priority;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.inject.Alternative;
 
 import com.retrysafe.orders.events.inbox.PaymentResultApplier;
 
@@ -12,10 +14,13 @@ import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.SqlConnection;
 
 /**
- * Stands in for the payments module in the tests (it replaces the default applier): payments the
- * test has made known start pending and become final at their first applied result. Every call is
- * counted, so a test sees how many effects a message had.
+ * Stands in for the payments module in the tests: payments the test has made known start pending
+ * and become final at their first applied result. Every call is counted, so a test sees how many
+ * effects a message had. An alternative with a priority, so it also wins over the payments
+ * module's real applier once that exists, instead of making the injection ambiguous.
  */
+@Alternative
+@Priority(1)
 @ApplicationScoped
 public class RecordingApplier implements PaymentResultApplier {
 

@@ -106,7 +106,11 @@ class PackagedApplicationIT {
             assertTrue(metrics.contains("idempotency_requests_total{operation=\"CREATE_ORDER\",outcome=\"replayed\"} 1.0"));
 
             try (Connection db = jar.jdbc(); Statement statement = db.createStatement()) {
-                assertEquals(3, single(statement, "SELECT count(*) FROM flyway_schema_history WHERE success"),
+                long migrations;
+                try (var files = Files.list(Path.of("src/main/resources/db/migration"))) {
+                    migrations = files.filter(file -> file.getFileName().toString().endsWith(".sql")).count();
+                }
+                assertEquals(migrations, single(statement, "SELECT count(*) FROM flyway_schema_history WHERE success"),
                         "Flyway migrated through the JDBC URL derived from the reactive one");
                 assertEquals(1, single(statement, "SELECT count(*) FROM purchase_order WHERE owner_id = 77"));
                 assertEquals(3, single(statement, "SELECT available FROM sku_inventory WHERE sku_id = 10001"));
