@@ -3,7 +3,9 @@ package com.retrysafe.orders.events.outbox;
 import java.time.Duration;
 import java.time.ZoneOffset;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 
 import jakarta.enterprise.context.ApplicationScoped;
@@ -18,7 +20,6 @@ import org.eclipse.microprofile.reactive.messaging.OnOverflow;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
-import io.smallrye.mutiny.Uni;
 import io.smallrye.reactive.messaging.rabbitmq.OutgoingRabbitMQMetadata;
 
 /**
@@ -35,10 +36,10 @@ public class OutboxPublisher {
     private final Emitter<String> emitter;
     private final ObjectMapper json;
     /*
-     * Sent and neither confirmed nor refused yet, with when they were sent: the relay claims
-     * nothing while many are outstanding. Keyed by the message, so a late answer removes its own.
+     * Events sent and neither confirmed nor refused yet, with when they were sent. The relay sends
+     * no event twice while its first send is outstanding, and claims nothing while many are.
      */
-    private final Map<Object, Long> unconfirmed = new ConcurrentHashMap<>();
+    private final Map<UUID, Long> unconfirmed = new ConcurrentHashMap<>();
 
     @Inject
     public OutboxPublisher(@Channel(CHANNEL) @OnOverflow(value = OnOverflow.Strategy.BUFFER, bufferSize = 1024)
@@ -47,47 +48,63 @@ public class OutboxPublisher {
         this.json = json;
     }
 
-    /** Completes on the broker's confirm, fails on its refusal; never on its own (bound it). */
-    public Uni<Void> publish(OutboxEvent event) {
-        return Uni.createFrom().deferred(() -> {
-            String body = body(event);
-            OutgoingRabbitMQMetadata metadata = OutgoingRabbitMQMetadata.builder()
-                    .withRoutingKey(event.eventType())
-                    .withMessageId(event.eventId().toString())
-                    .withContentType("application/json")
-                    .withDeliveryMode(2) // persistent: survives a broker restart in a durable queue
-                    .withTimestamp(event.createdAt().atZoneSameInstant(ZoneOffset.UTC))
-                    .build();
-            CompletableFuture<Void> confirmed = new CompletableFuture<>();
-            Object token = new Object();
-            unconfirmed.put(token, System.nanoTime());
-            Message<String> message = Message.of(body, Metadata.of(metadata),
-                    () -> {
-                        unconfirmed.remove(token);
-                        confirmed.complete(null);
-                        return CompletableFuture.completedFuture(null);
-                    },
-                    failure -> {
-                        unconfirmed.remove(token);
-                        confirmed.completeExceptionally(failure);
-                        return CompletableFuture.completedFuture(null);
-                    });
-            try {
-                emitter.send(message);
-            } catch (RuntimeException refused) {
-                // Buffer full or channel terminated: nothing was handed over.
-                unconfirmed.remove(token);
-                return Uni.createFrom().failure(refused);
-            }
-            return Uni.createFrom().completionStage(confirmed);
-        });
+    /**
+     * Hands the event to the channel. The stage completes on the broker's confirm and fails on its
+     * refusal; it never ends on its own, so the caller bounds the wait, and may still learn of a
+     * confirm that came after its deadline.
+     */
+    public CompletionStage<Void> publish(OutboxEvent event) {
+        CompletableFuture<Void> confirmed = new CompletableFuture<>();
+        String body;
+        try {
+            body = body(event);
+        } catch (RuntimeException e) {
+            confirmed.completeExceptionally(e);
+            return confirmed;
+        }
+        OutgoingRabbitMQMetadata metadata = OutgoingRabbitMQMetadata.builder()
+                .withRoutingKey(event.eventType())
+                .withMessageId(event.eventId().toString())
+                .withContentType("application/json")
+                .withDeliveryMode(2) // persistent: survives a broker restart in a durable queue
+                .withTimestamp(event.createdAt().atZoneSameInstant(ZoneOffset.UTC))
+                .build();
+        UUID eventId = event.eventId();
+        Long sentAt = System.nanoTime();
+        unconfirmed.put(eventId, sentAt);
+        Message<String> message = Message.of(body, Metadata.of(metadata),
+                () -> {
+                    unconfirmed.remove(eventId, sentAt);
+                    confirmed.complete(null);
+                    return CompletableFuture.completedFuture(null);
+                },
+                failure -> {
+                    unconfirmed.remove(eventId, sentAt);
+                    confirmed.completeExceptionally(failure);
+                    return CompletableFuture.completedFuture(null);
+                });
+        try {
+            emitter.send(message);
+        } catch (RuntimeException refused) {
+            // Buffer full or channel terminated: nothing was handed over.
+            unconfirmed.remove(eventId, sentAt);
+            confirmed.completeExceptionally(refused);
+        }
+        return confirmed;
     }
 
     /**
-     * Messages handed to the channel whose confirm is still outstanding. One outstanding for
-     * longer than {@code forgetAfter} is no longer counted: should the connector ever lose a
-     * message's answer, the relay must not wait for it forever (the row is retried anyway).
+     * Whether an earlier send of this event is still waiting for its confirm (while the broker is
+     * away, the connector keeps it and sends it when it is back). A send unanswered for longer
+     * than {@code forgetAfter} no longer counts: should the connector ever lose an answer, the
+     * event must not wait for it forever.
      */
+    public boolean inFlight(UUID eventId, Duration forgetAfter) {
+        Long sentAt = unconfirmed.get(eventId);
+        return sentAt != null && System.nanoTime() - sentAt < forgetAfter.toNanos();
+    }
+
+    /** Sends still waiting for their confirm, not counting those older than {@code forgetAfter}. */
     public int unconfirmed(Duration forgetAfter) {
         long oldest = System.nanoTime() - forgetAfter.toNanos();
         unconfirmed.values().removeIf(sentAt -> sentAt - oldest < 0);

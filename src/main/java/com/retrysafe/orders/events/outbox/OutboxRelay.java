@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CompletionStage;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
@@ -84,8 +85,7 @@ public class OutboxRelay {
     /** One batch; emits how many rows were published. Public so tests can run several relays at once. */
     public Uni<Integer> runOnce() {
         Uni<Integer> run;
-        if (publisher.unconfirmed(config.relay().backoffMax().plus(config.relay().publishTimeout()))
-                >= config.relay().batchSize()) {
+        if (publisher.unconfirmed(forgetUnconfirmedAfter()) >= config.relay().batchSize()) {
             // Earlier sends are still waiting for a broker that does not answer: claiming more
             // would only hold a transaction open for another publish timeout.
             run = Uni.createFrom().item(0);
@@ -102,9 +102,18 @@ public class OutboxRelay {
             }
             List<Uni<Attempt>> attempts = new ArrayList<>(events.size());
             for (OutboxEvent event : events) {
-                attempts.add(publisher.publish(event)
+                if (publisher.inFlight(event.eventId(), forgetUnconfirmedAfter())) {
+                    // Sending it again would only queue a second copy behind the first.
+                    attempts.add(Uni.createFrom().item(new Attempt(event, new StillUnconfirmed())));
+                    continue;
+                }
+                CompletionStage<Void> confirm = publisher.publish(event);
+                attempts.add(Uni.createFrom().completionStage(confirm)
                         .ifNoItem().after(config.relay().publishTimeout())
-                        .failWith(() -> new PublishTimeout(config.relay().publishTimeout()))
+                        .failWith(() -> {
+                            markPublishedOnLateConfirm(event, confirm);
+                            return new PublishTimeout(config.relay().publishTimeout());
+                        })
                         .onItemOrFailure().transform((ignored, failure) -> new Attempt(event, failure)));
             }
             return Uni.join().all(attempts).andFailFast().flatMap(results -> record(tx, results));
@@ -127,13 +136,43 @@ public class OutboxRelay {
         }
         return Multi.createFrom().iterable(failed)
                 .onItem().transformToUniAndConcatenate(attempt -> {
-                    metrics.publishFailed();
+                    if (!(attempt.failure() instanceof StillUnconfirmed)) {
+                        metrics.publishFailed();
+                    }
                     return repository.markFailed(tx, attempt.event().eventId(), describe(attempt.failure()),
                             backoff(attempt.event().attempts(), config.relay().backoffInitial(),
                                     config.relay().backoffMax()));
                 })
                 .collect().last()
                 .flatMap(ignored -> repository.markPublished(tx, confirmed));
+    }
+
+    /*
+     * A confirm after the deadline still means the broker has the event: marking it spares
+     * consumers a duplicate and lets the aggregate's next event go. Its own short statement, which
+     * waits (bounded by lock_timeout) if another run has the row claimed.
+     */
+    private void markPublishedOnLateConfirm(OutboxEvent event, CompletionStage<Void> confirm) {
+        confirm.thenRun(() -> repository.markPublished(pool, List.of(event.eventId()))
+                .subscribe().with(
+                        marked -> {
+                            if (marked > 0) {
+                                metrics.published(marked);
+                                LOG.debugf("Outbox event %s confirmed after the deadline, marked published",
+                                        event.eventId());
+                            }
+                        },
+                        failure -> LOG.debugf("A late confirm could not be recorded (the row is retried): %s",
+                                DatabaseErrors.describe(failure))));
+    }
+
+    /*
+     * How long a send may stay unconfirmed before the event is sent again regardless. Not much
+     * longer than the backoff: a send caught on a connection that dies never gets its confirm
+     * (seen when the broker went away mid-publish), and that event must not wait for long.
+     */
+    private Duration forgetUnconfirmedAfter() {
+        return config.relay().backoffMax().multipliedBy(2).plus(config.relay().publishTimeout());
     }
 
     /** initial x 2^attempts, capped; attempts counts the failures before this one. */
@@ -156,6 +195,12 @@ public class OutboxRelay {
     }
 
     private record Attempt(OutboxEvent event, Throwable failure) {
+    }
+
+    static final class StillUnconfirmed extends RuntimeException {
+        StillUnconfirmed() {
+            super("an earlier send is still waiting for the broker's confirm", null, false, false);
+        }
     }
 
     static final class PublishTimeout extends RuntimeException {
