@@ -4,6 +4,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 
 import org.jboss.logging.Logger;
 
+import com.retrysafe.orders.db.BatchedDelete;
 import com.retrysafe.orders.db.DatabaseErrors;
 
 import io.quarkus.scheduler.Scheduled;
@@ -19,9 +20,6 @@ import io.vertx.mutiny.sqlclient.Pool;
 public class IdempotencyCleanupJob {
 
     private static final Logger LOG = Logger.getLogger(IdempotencyCleanupJob.class);
-
-    /** Bounds one run; whatever is left waits for the next interval. */
-    static final int MAX_BATCHES_PER_RUN = 100;
 
     private final Pool pool;
     private final IdempotencyRepository repository;
@@ -51,21 +49,12 @@ public class IdempotencyCleanupJob {
 
     /** Deletes expired records batch by batch; emits how many rows went. */
     public Uni<Integer> purgeExpired() {
-        return purgeFrom(0, 0);
-    }
-
-    private Uni<Integer> purgeFrom(int batchesDone, int deletedSoFar) {
         int batchSize = config.cleanup().batchSize();
-        return repository.deleteExpiredBatch(pool, batchSize).flatMap(deleted -> {
-            metrics.cleanedUp(deleted);
-            int total = deletedSoFar + deleted;
-            if (deleted == batchSize && batchesDone + 1 < MAX_BATCHES_PER_RUN) {
-                return purgeFrom(batchesDone + 1, total);
-            }
-            if (total > 0) {
-                LOG.infof("Idempotency cleanup deleted %d expired records in %d batches", total, batchesDone + 1);
-            }
-            return Uni.createFrom().item(total);
-        });
+        return BatchedDelete.run(() -> repository.deleteExpiredBatch(pool, batchSize), batchSize, metrics::cleanedUp)
+                .invoke(total -> {
+                    if (total > 0) {
+                        LOG.infof("Idempotency cleanup deleted %d expired records", total);
+                    }
+                });
     }
 }

@@ -44,7 +44,10 @@ import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
  * </ul>
  * Not rerun, because {@code @QuarkusIntegrationTest} cannot inject beans into a test: {@code CleanupTest}
  * (calls the cleanup job directly, which in the artifact only its scheduler could) and
- * {@code RedisFastLayerTest} (reads and writes Redis through the injected client and cache).
+ * {@code RedisFastLayerTest} (reads and writes Redis through the injected client and cache),
+ * {@code OutboxTest} and {@code InboxTest} (run the relay and the cleanup job, and stand in for the
+ * payments module, through injected beans) and {@code BrokerDownTest} (cuts an in-JVM proxy the
+ * artifact would have to be started behind); {@code OutboxCrashIT} runs the events on the jar itself.
  * {@code PaymentFlowTest} reruns as {@code PaymentFlowIT} with {@code FakeProviderResource} next to this
  * resource: the artifact's own payment worker (on, as in prod) calls the fake provider in the test
  * JVM. The other payment tests drive workers through injected beans and are not rerun. In every
@@ -77,6 +80,7 @@ public class PackagedAppResource implements QuarkusTestResourceLifecycleManager 
             Files.createDirectories(WORK);
             Map<String, String> config = new HashMap<>(testProfileSettings());
             config.putAll(keyPair());
+            config.putAll(broker());
             if (ownDatabase) {
                 config.putAll(freshDatabase());
             }
@@ -112,6 +116,15 @@ public class PackagedAppResource implements QuarkusTestResourceLifecycleManager 
                 "idempotency.db-timeout", "3s",
                 "idempotency.in-flight-wait", "1s",
                 "quarkus.datasource.reactive.max-size", "16");
+    }
+
+    /** The test RabbitMQ, named explicitly rather than left to the prod default (localhost:5672). */
+    private static Map<String, String> broker() {
+        return Map.of(
+                "rabbitmq-host", com.retrysafe.orders.support.Broker.HOST,
+                "rabbitmq-port", Integer.toString(com.retrysafe.orders.support.Broker.port()),
+                "rabbitmq-username", "guest",
+                "rabbitmq-password", "guest");
     }
 
     /**

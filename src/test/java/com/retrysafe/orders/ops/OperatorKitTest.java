@@ -50,7 +50,8 @@ class OperatorKitTest {
             "OrderServiceCleanupFailing",
             "OrderServiceReadinessFlapping", "OrderServiceServerErrors", "OrderServiceUnavailable",
             "OrderServiceDbPoolSaturated", "OrderServiceDbPoolWaiting", "OrderServiceRedisBreakerOpen",
-            "OrderServiceRedisErrors", "OrderServiceTargetDown", "OrderServiceAbsent", "OrderServicePaymentsStuck");
+            "OrderServiceRedisErrors", "OrderServiceTargetDown", "OrderServiceAbsent", "OrderServicePaymentsStuck",
+            "OrderServiceOutboxStuck");
 
     /** One signal per dashboard row the issue asks for; the scrape test checks the names exist. */
     private static final Set<String> REQUIRED_DASHBOARD_METRICS = Set.of(
@@ -59,7 +60,8 @@ class OperatorKitTest {
             "idempotency_cache_requests_total", "up", "kube_pod_status_ready",
             "payments_tasks", "payments_oldest_unfinished_age_seconds", "payments_attempts_total",
             "payments_lease_takeovers_total", "payments_fenced_writes_total",
-            "payments_provider_latency_seconds_count");
+            "payments_provider_latency_seconds_count", "outbox_events_published_total",
+            "outbox_oldest_unpublished_age_seconds", "inbox_messages_total");
 
     /** Labels Prometheus attaches to every scraped series; the service never exports them. */
     private static final Set<String> TARGET_LABELS = Set.of("job", "instance");

@@ -174,6 +174,18 @@ public final class PackagedJar implements AutoCloseable {
         return env;
     }
 
+    /**
+     * The test RabbitMQ (API.md section 9 settings). Every jar gets it, so none relies on the
+     * default address; a test that wants another broker address puts its own into the env.
+     */
+    static Map<String, String> brokerEnv() {
+        return Map.of(
+                "RABBITMQ_HOST", com.retrysafe.orders.support.Broker.HOST,
+                "RABBITMQ_PORT", Integer.toString(com.retrysafe.orders.support.Broker.port()),
+                "RABBITMQ_USERNAME", "guest",
+                "RABBITMQ_PASSWORD", "guest");
+    }
+
     /** The database as a JDBC URL, for the configuration that names only that. */
     public String jdbcUrl() {
         return "jdbc:postgresql://" + host + ":" + port + "/" + database;
@@ -201,7 +213,9 @@ public final class PackagedJar implements AutoCloseable {
                 .redirectOutput(log(name).toFile());
         builder.environment().keySet().removeIf(variable -> variable.startsWith("QUARKUS_")
                 || variable.startsWith("MP_JWT_") || variable.startsWith("IDEMPOTENCY_")
-                || variable.startsWith("PAYMENTS_"));
+                || variable.startsWith("PAYMENTS_") || variable.startsWith("RABBITMQ_")
+                || variable.startsWith("OUTBOX_") || variable.startsWith("INBOX_"));
+        builder.environment().putAll(brokerEnv());
         builder.environment().putAll(env);
         return builder.start();
     }

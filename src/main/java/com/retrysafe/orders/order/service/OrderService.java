@@ -9,6 +9,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.retrysafe.orders.db.Deadline;
+import com.retrysafe.orders.events.outbox.OutboxWriter;
 import com.retrysafe.orders.idempotency.Fingerprint;
 import com.retrysafe.orders.idempotency.IdempotencyConfig;
 import com.retrysafe.orders.idempotency.IdempotencyKey;
@@ -41,16 +42,19 @@ public class OrderService {
     private final InventoryRepository inventory;
     private final ObjectMapper json;
     private final ProblemWriter problems;
+    private final OutboxWriter outbox;
     private final Duration dbTimeout;
 
     public OrderService(Pool pool, IdempotencyService idempotency, OrderRepository orders,
-            InventoryRepository inventory, ObjectMapper json, ProblemWriter problems, IdempotencyConfig config) {
+            InventoryRepository inventory, ObjectMapper json, ProblemWriter problems, OutboxWriter outbox,
+            IdempotencyConfig config) {
         this.pool = pool;
         this.idempotency = idempotency;
         this.orders = orders;
         this.inventory = inventory;
         this.json = json;
         this.problems = problems;
+        this.outbox = outbox;
         this.dbTimeout = config.dbTimeout().plusSeconds(1);
     }
 
@@ -68,8 +72,10 @@ public class OrderService {
     private Uni<StepResult> placeOrder(SqlConnection tx, long ownerId, long skuId, int quantity) {
         return orders.insertTakingStock(tx, newOrderNo(), ownerId, skuId, quantity)
                 .flatMap(order -> order != null
-                        ? Uni.createFrom().item(StepResult.succeeded(201, toJson(order),
-                                "/api/orders/" + order.orderId(), order.orderId()))
+                        // The event commits or rolls back with the order (API.md section 9).
+                        ? outbox.write(tx, "order", Long.toString(order.orderId()), "order.created", order)
+                                .replaceWith(() -> StepResult.succeeded(201, toJson(order),
+                                        "/api/orders/" + order.orderId(), order.orderId()))
                         : inventory.find(tx, skuId).map(sku -> sku == null
                                 ? rejected(ProblemType.UNKNOWN_SKU, "SKU " + skuId + " does not exist")
                                 : rejected(ProblemType.INSUFFICIENT_STOCK,

@@ -1,0 +1,27 @@
+package com.retrysafe.orders.events.inbox;
+
+import java.time.Duration;
+
+import jakarta.validation.constraints.Max;
+import jakarta.validation.constraints.Min;
+
+import io.smallrye.config.ConfigMapping;
+import io.smallrye.config.WithDefault;
+
+/** The payment-result consumer (README "Events"); each is also an environment variable (INBOX_...). */
+@ConfigMapping(prefix = "inbox")
+public interface InboxConfig {
+
+    /**
+     * How long a message id is remembered. A redelivery later than this would be applied again,
+     * so it must exceed the longest time the provider may redeliver.
+     */
+    @WithDefault("7d")
+    Duration retention();
+
+    /** Retries of a transaction that failed for a passing database reason, before the message is requeued. */
+    @WithDefault("3")
+    @Min(0)
+    @Max(20)
+    int dbRetries();
+}

@@ -1,0 +1,129 @@
+package com.retrysafe.orders.events.inbox;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+
+import jakarta.enterprise.context.ApplicationScoped;
+
+import org.eclipse.microprofile.reactive.messaging.Acknowledgment;
+import org.eclipse.microprofile.reactive.messaging.Incoming;
+import org.eclipse.microprofile.reactive.messaging.Message;
+import org.eclipse.microprofile.reactive.messaging.Metadata;
+import org.jboss.logging.Logger;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.retrysafe.orders.db.DatabaseErrors;
+
+import io.smallrye.mutiny.Uni;
+import io.smallrye.reactive.messaging.rabbitmq.RabbitMQRejectMetadata;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.mutiny.sqlclient.Pool;
+
+/**
+ * Consumes {@code payment.result} messages (API.md section 9) idempotently: in one transaction the
+ * message id is recorded in {@code inbox_message} and, only when it was new, the result is applied.
+ * The message is acknowledged only after that commit, so a crash before the ack means a
+ * redelivery, which finds the row and does nothing more.
+ */
+@ApplicationScoped
+public class PaymentResultConsumer {
+
+    public static final String CHANNEL = "payment-results";
+    private static final Logger LOG = Logger.getLogger(PaymentResultConsumer.class);
+    private static final int LOGGED_BODY_LENGTH = 200;
+
+    private final Pool pool;
+    private final InboxRepository inbox;
+    private final PaymentResultApplier applier;
+    private final InboxMetrics metrics;
+    private final InboxConfig config;
+    private final ObjectMapper json;
+
+    public PaymentResultConsumer(Pool pool, InboxRepository inbox, PaymentResultApplier applier,
+            InboxMetrics metrics, InboxConfig config, ObjectMapper json) {
+        this.pool = pool;
+        this.inbox = inbox;
+        this.applier = applier;
+        this.metrics = metrics;
+        this.config = config;
+        this.json = json;
+    }
+
+    @Incoming(CHANNEL)
+    @Acknowledgment(Acknowledgment.Strategy.MANUAL)
+    public Uni<Void> consume(Message<Object> message) {
+        byte[] body = bytes(message.getPayload());
+        PaymentResult result;
+        try {
+            result = PaymentResult.parse(json, body);
+        } catch (PaymentResult.Malformed malformed) {
+            // Redelivering it would fail the same way forever: acknowledge, log, count.
+            LOG.warnf("Malformed payment result acknowledged and dropped (%s): %s", malformed.getMessage(),
+                    escape(new String(body, 0, Math.min(body.length, LOGGED_BODY_LENGTH), StandardCharsets.UTF_8)));
+            return Uni.createFrom().completionStage(message.ack()).invoke(() -> metrics.count(InboxMetrics.MALFORMED));
+        }
+        return applyOnce(result)
+                .onFailure(DatabaseErrors::isTransient).retry()
+                .withBackOff(Duration.ofMillis(100), Duration.ofSeconds(2)).atMost(config.dbRetries())
+                .onItemOrFailure().transformToUni((outcome, failure) -> {
+                    if (failure == null) {
+                        return Uni.createFrom().completionStage(message.ack()).invoke(() -> metrics.count(outcome));
+                    }
+                    boolean transientFailure = DatabaseErrors.isTransient(failure);
+                    LOG.warnf("Payment result %s not applied, %s: %s", escape(result.messageId()),
+                            transientFailure ? "requeued" : "rejected", DatabaseErrors.describe(failure));
+                    // A passing database failure is retried by the redelivery; anything else would
+                    // fail again, so it is rejected (to the queue's dead-letter exchange, if any).
+                    return Uni.createFrom().completionStage(
+                            message.nack(failure, Metadata.of(new RabbitMQRejectMetadata(transientFailure))));
+                });
+    }
+
+    /** Emits the applier's result, or {@link InboxMetrics#DUPLICATE} when the message id was seen before. */
+    Uni<String> applyOnce(PaymentResult result) {
+        return pool.withTransaction(tx -> inbox.record(tx, result).flatMap(first -> first
+                ? applier.apply(tx, result.paymentId(), result.outcome())
+                        .call(applied -> inbox.setResult(tx, result.messageId(), applied))
+                : Uni.createFrom().item(InboxMetrics.DUPLICATE)));
+    }
+
+    private static byte[] bytes(Object payload) {
+        if (payload instanceof byte[] raw) {
+            return raw;
+        }
+        if (payload instanceof io.vertx.core.buffer.Buffer buffer) {
+            return buffer.getBytes();
+        }
+        if (payload instanceof io.vertx.mutiny.core.buffer.Buffer buffer) {
+            return buffer.getBytes();
+        }
+        if (payload instanceof JsonObject object) {
+            return object.encode().getBytes(StandardCharsets.UTF_8);
+        }
+        if (payload instanceof JsonArray array) {
+            return array.encode().getBytes(StandardCharsets.UTF_8);
+        }
+        return payload == null ? new byte[0] : payload.toString().getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** Whatever came from the broker, on one log line that it cannot forge. */
+    static String escape(String text) {
+        StringBuilder escaped = new StringBuilder(text.length());
+        for (char c : text.toCharArray()) {
+            switch (c) {
+                case '\n' -> escaped.append("\\n");
+                case '\r' -> escaped.append("\\r");
+                case '\t' -> escaped.append("\\t");
+                default -> {
+                    if (Character.isISOControl(c)) {
+                        escaped.append(String.format("\\u%04x", (int) c));
+                    } else {
+                        escaped.append(c);
+                    }
+                }
+            }
+        }
+        return escaped.toString();
+    }
+}

@@ -1,0 +1,68 @@
+package com.retrysafe.orders.events.outbox;
+
+import jakarta.enterprise.context.ApplicationScoped;
+
+import org.jboss.logging.Logger;
+
+import com.retrysafe.orders.db.BatchedDelete;
+import com.retrysafe.orders.db.DatabaseErrors;
+import com.retrysafe.orders.events.inbox.InboxConfig;
+import com.retrysafe.orders.events.inbox.InboxRepository;
+
+import io.quarkus.scheduler.Scheduled;
+import io.smallrye.mutiny.Uni;
+import io.vertx.mutiny.sqlclient.Pool;
+
+/**
+ * Deletes published outbox rows older than {@code outbox.retention} and inbox rows older than
+ * {@code inbox.retention}, in batches as the idempotency cleanup does. Unpublished rows are never
+ * deleted, however old.
+ */
+@ApplicationScoped
+public class OutboxCleanupJob {
+
+    private static final Logger LOG = Logger.getLogger(OutboxCleanupJob.class);
+
+    private final Pool pool;
+    private final OutboxRepository outbox;
+    private final InboxRepository inbox;
+    private final OutboxConfig config;
+    private final InboxConfig inboxConfig;
+    private final OutboxMetrics metrics;
+
+    public OutboxCleanupJob(Pool pool, OutboxRepository outbox, InboxRepository inbox, OutboxConfig config,
+            InboxConfig inboxConfig, OutboxMetrics metrics) {
+        this.pool = pool;
+        this.outbox = outbox;
+        this.inbox = inbox;
+        this.config = config;
+        this.inboxConfig = inboxConfig;
+        this.metrics = metrics;
+    }
+
+    @Scheduled(identity = "outbox-cleanup", every = "${outbox.cleanup.interval}", delayed = "10s",
+            concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
+    Uni<Void> scheduledPurge() {
+        return purge()
+                .onFailure().invoke(failure -> LOG.warnf("Outbox cleanup failed, will retry next interval: %s",
+                        DatabaseErrors.describe(failure)))
+                .onFailure().recoverWithNull()
+                .replaceWithVoid();
+    }
+
+    /** Emits how many outbox and inbox rows went. */
+    public Uni<Integer> purge() {
+        int batchSize = config.cleanup().batchSize();
+        return BatchedDelete.run(() -> outbox.deletePublishedBatch(pool, config.retention(), batchSize), batchSize,
+                metrics::cleanedUp)
+                .flatMap(events -> BatchedDelete.run(
+                        () -> inbox.deleteOldBatch(pool, inboxConfig.retention(), batchSize), batchSize,
+                        metrics::cleanedUp)
+                        .map(messages -> events + messages))
+                .invoke(total -> {
+                    if (total > 0) {
+                        LOG.infof("Outbox cleanup deleted %d published events and old inbox messages", total);
+                    }
+                });
+    }
+}

@@ -1,0 +1,17 @@
+package com.retrysafe.orders.events.outbox;
+
+import java.time.OffsetDateTime;
+import java.util.UUID;
+
+import io.vertx.mutiny.sqlclient.Row;
+
+/** An unpublished {@code outbox_event} row as the relay claims it; the payload stays JSON text. */
+public record OutboxEvent(UUID eventId, String aggregateType, String aggregateId, String eventType,
+        String payloadJson, OffsetDateTime createdAt, int attempts) {
+
+    static OutboxEvent from(Row row) {
+        return new OutboxEvent(row.getUUID("event_id"), row.getString("aggregate_type"),
+                row.getString("aggregate_id"), row.getString("event_type"), row.getString("payload"),
+                row.getOffsetDateTime("created_at"), row.getInteger("attempts"));
+    }
+}

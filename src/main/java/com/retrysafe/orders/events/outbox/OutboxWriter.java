@@ -1,0 +1,49 @@
+package com.retrysafe.orders.events.outbox;
+
+import java.util.UUID;
+
+import jakarta.enterprise.context.ApplicationScoped;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import io.smallrye.mutiny.Uni;
+import io.vertx.mutiny.sqlclient.SqlConnection;
+
+/**
+ * The one way to emit an event: a row in {@code outbox_event}, written on the caller's
+ * transaction, so the event exists exactly when the business change does. The relay publishes it
+ * after the commit.
+ */
+@ApplicationScoped
+public class OutboxWriter {
+
+    private final OutboxRepository repository;
+    private final ObjectMapper json;
+    private final OutboxMetrics metrics;
+
+    public OutboxWriter(OutboxRepository repository, ObjectMapper json, OutboxMetrics metrics) {
+        this.repository = repository;
+        this.json = json;
+        this.metrics = metrics;
+    }
+
+    /**
+     * @param tx the business transaction; the row commits or rolls back with it
+     * @param aggregateType {@code order} or {@code payment}
+     * @param aggregateId the aggregate's id; events of one aggregate are published in write order
+     * @param eventType the routing key, e.g. {@code order.created}
+     * @param payload serialized with the application's ObjectMapper, as the API serializes it
+     */
+    public Uni<Void> write(SqlConnection tx, String aggregateType, String aggregateId, String eventType,
+            Object payload) {
+        String payloadJson;
+        try {
+            payloadJson = json.writeValueAsString(payload);
+        } catch (JsonProcessingException e) {
+            return Uni.createFrom().failure(new IllegalStateException("An event payload could not be serialized", e));
+        }
+        return repository.insert(tx, UUID.randomUUID(), aggregateType, aggregateId, eventType, payloadJson)
+                .invoke(metrics::written);
+    }
+}

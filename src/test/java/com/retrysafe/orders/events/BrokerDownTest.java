@@ -1,0 +1,101 @@
+package com.retrysafe.orders.events;
+
+import static com.retrysafe.orders.support.Api.createOrder;
+import static com.retrysafe.orders.support.Api.orderBody;
+import static com.retrysafe.orders.support.Api.skuWithStock;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+
+import org.junit.jupiter.api.Test;
+
+import com.retrysafe.orders.support.Broker;
+import com.retrysafe.orders.support.Db;
+import com.retrysafe.orders.support.Metrics;
+import com.retrysafe.orders.support.TestIds;
+
+import io.quarkus.test.common.WithTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+
+/**
+ * The broker is not needed to take orders: the service starts without it, orders succeed while
+ * it is away, their events wait in the outbox (and the age gauge shows it), and they are
+ * published once it is back, also after a second outage. The service reaches RabbitMQ through a
+ * proxy that this test cuts, so nobody else's broker is disturbed.
+ */
+@QuarkusTest
+@WithTestResource(BrokerProxyResource.class)
+class BrokerDownTest {
+
+    @Test
+    void ordersSucceedWhileTheBrokerIsAwayAndTheirEventsArePublishedWhenItIsBack() throws Exception {
+        try (Broker broker = Broker.connect().observeEvents()) {
+            // The service started with the proxy cut: no broker since start-up.
+            List<String> first = createOrders(3);
+            awaitTrue(() -> Metrics.value("outbox_oldest_unpublished_age_seconds") > 0,
+                    "the gauge shows events waiting");
+            assertEquals(3, unpublished(first), "the events wait in the outbox");
+            double failures = Metrics.value("outbox_publish_failures_total");
+
+            BrokerProxyResource.proxy.open();
+            awaitAllReceived(broker, first);
+            awaitTrue(() -> unpublished(first) == 0, "marked published");
+
+            // A second outage, this time with the service connected when it happens.
+            BrokerProxyResource.proxy.cut();
+            List<String> second = createOrders(3);
+            awaitTrue(() -> Metrics.value("outbox_publish_failures_total") > failures,
+                    "the relay tried and counted the failure");
+            assertEquals(3, unpublished(second));
+            awaitTrue(() -> Db.count("SELECT count(*) FROM outbox_event WHERE aggregate_id = ANY (?::text[]) "
+                    + "AND attempts >= 1 AND last_error IS NOT NULL AND next_attempt_at >= created_at + interval '1 second'",
+                    "{" + String.join(",", second) + "}") == 3, "each failed attempt is recorded with a backoff");
+            awaitTrue(() -> Metrics.value("outbox_oldest_unpublished_age_seconds") > 0, "the gauge rises again");
+
+            BrokerProxyResource.proxy.open();
+            awaitAllReceived(broker, second);
+            awaitTrue(() -> unpublished(second) == 0, "marked published");
+            awaitTrue(() -> Metrics.value("outbox_oldest_unpublished_age_seconds") == 0, "nothing waits any more");
+        }
+    }
+
+    private static List<String> createOrders(int count) {
+        List<String> orderIds = new ArrayList<>();
+        long owner = TestIds.owner();
+        long sku = skuWithStock(100);
+        for (int i = 0; i < count; i++) {
+            String id = createOrder(owner, TestIds.key(), orderBody(sku, 1)).then().statusCode(201)
+                    .extract().jsonPath().getString("orderId");
+            orderIds.add(id);
+        }
+        assertEquals(count, Db.orders(owner));
+        // Readiness does not depend on the broker.
+        io.restassured.RestAssured.given().get("/q/health/ready").then().statusCode(200);
+        return orderIds;
+    }
+
+    private static long unpublished(List<String> orderIds) {
+        return Db.count("SELECT count(*) FROM outbox_event WHERE published_at IS NULL AND aggregate_id = ANY (?::text[])",
+                "{" + String.join(",", orderIds) + "}");
+    }
+
+    private static void awaitAllReceived(Broker broker, List<String> orderIds) throws InterruptedException {
+        for (String orderId : orderIds) {
+            broker.await(message -> orderId.equals(message.json().path("aggregateId").asText()), 30, TimeUnit.SECONDS);
+        }
+    }
+
+    private static void awaitTrue(BooleanSupplier condition, String what) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("not within 30 s: " + what);
+            }
+            TimeUnit.MILLISECONDS.sleep(100);
+        }
+    }
+}

@@ -1,0 +1,167 @@
+package com.retrysafe.orders.events;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+
+import jakarta.inject.Inject;
+
+import org.junit.jupiter.api.Test;
+
+import com.retrysafe.orders.support.Broker;
+import com.retrysafe.orders.support.Db;
+import com.retrysafe.orders.support.Metrics;
+
+import io.quarkus.test.junit.QuarkusTest;
+
+/**
+ * The payment-result consumer against the real RabbitMQ: each message id has one effect however
+ * often it comes, a result for a final or unknown payment is recorded and changes nothing, a
+ * malformed message is acknowledged and counted, and a passing database failure is retried, not lost.
+ */
+@QuarkusTest
+class InboxTest {
+
+    @Inject
+    RecordingApplier payments;
+
+    @Test
+    void theSameResultDeliveredTwiceHasOneEffectAndBothAreAcknowledged() throws Exception {
+        long payment = newPayment();
+        String messageId = "m-" + UUID.randomUUID();
+        double applied = Metrics.value(series("applied"));
+        double duplicates = Metrics.value(series("duplicate"));
+        try (Broker broker = Broker.connect()) {
+            broker.sendResult(result(messageId, payment, "SUCCEEDED"));
+            broker.sendResult(result(messageId, payment, "SUCCEEDED"));
+
+            await(() -> Metrics.value(series("duplicate")) >= duplicates + 1, "the second delivery is acknowledged");
+            assertEquals(applied + 1, Metrics.value(series("applied")));
+            assertEquals(duplicates + 1, Metrics.value(series("duplicate")));
+            assertEquals(1, payments.effects(payment), "one effect");
+            Map<String, Object> row = Db.row("SELECT payment_id, outcome, result FROM inbox_message WHERE message_id = ?",
+                    messageId);
+            assertEquals(payment, row.get("payment_id"));
+            assertEquals("SUCCEEDED", row.get("outcome"));
+            assertEquals("APPLIED", row.get("result"));
+            assertEquals(1, Db.count("SELECT count(*) FROM inbox_message WHERE message_id = ?", messageId));
+            assertEquals(0, broker.readyResults(), "nothing left in payments.results");
+        }
+    }
+
+    @Test
+    void aRedeliveryAfterACommitWhoseAckWasLostHasNoSecondEffect() throws Exception {
+        long payment = newPayment();
+        String messageId = "m-" + UUID.randomUUID();
+        // What a consumer that committed and then died before its ack leaves behind: the row.
+        Db.update("INSERT INTO inbox_message (message_id, payment_id, outcome, result) VALUES (?, ?, 'SUCCEEDED', 'APPLIED')",
+                messageId, payment);
+        double duplicates = Metrics.value(series("duplicate"));
+        try (Broker broker = Broker.connect()) {
+            broker.sendResult(result(messageId, payment, "SUCCEEDED"));
+            await(() -> Metrics.value(series("duplicate")) >= duplicates + 1, "the redelivery is acknowledged");
+            assertEquals(0, payments.effects(payment), "the applier was not called again");
+            assertEquals(1, Db.count("SELECT count(*) FROM inbox_message WHERE message_id = ?", messageId));
+            assertEquals(0, broker.readyResults());
+        }
+    }
+
+    @Test
+    void aResultForAFinalPaymentIsRecordedAndChangesNothing() throws Exception {
+        long payment = newPayment();
+        String first = "m-" + UUID.randomUUID();
+        String late = "m-" + UUID.randomUUID();
+        double alreadyFinal = Metrics.value(series("already_final"));
+        try (Broker broker = Broker.connect()) {
+            broker.sendResult(result(first, payment, "SUCCEEDED"));
+            broker.sendResult(result(late, payment, "FAILED"));
+            await(() -> Metrics.value(series("already_final")) >= alreadyFinal + 1, "the late result is counted");
+        }
+        assertEquals(1, payments.effects(payment));
+        assertEquals("ALREADY_FINAL", Db.row("SELECT result FROM inbox_message WHERE message_id = ?", late).get("result"));
+        assertEquals("FAILED", Db.row("SELECT outcome FROM inbox_message WHERE message_id = ?", late).get("outcome"));
+    }
+
+    @Test
+    void aResultForAnUnknownPaymentIsRecordedOnly() throws Exception {
+        long unknown = ThreadLocalRandom.current().nextLong(1, Long.MAX_VALUE);
+        String messageId = "m-" + UUID.randomUUID();
+        double before = Metrics.value(series("unknown_payment"));
+        try (Broker broker = Broker.connect()) {
+            broker.sendResult(result(messageId, unknown, "DECLINED"));
+            await(() -> Metrics.value(series("unknown_payment")) >= before + 1, "counted");
+        }
+        assertEquals("UNKNOWN_PAYMENT", Db.row("SELECT result FROM inbox_message WHERE message_id = ?", messageId)
+                .get("result"));
+        assertEquals(0, payments.effects(unknown));
+    }
+
+    @Test
+    void aMalformedMessageIsAcknowledgedAndCountedNotRedelivered() throws Exception {
+        long payment = newPayment();
+        String sentinel = "m-" + UUID.randomUUID();
+        String wrongOutcome = "m-" + UUID.randomUUID();
+        double malformed = Metrics.value(series("malformed"));
+        double applied = Metrics.value(series("applied"));
+        try (Broker broker = Broker.connect()) {
+            broker.sendResult("not json\n2026-01-01 INFO forged log line");
+            broker.sendResult(result(wrongOutcome, payment, "MAYBE"));
+            broker.sendResult("{\"messageId\": \"x\", \"paymentId\": \"12\", \"outcome\": \"FAILED\"}");
+            // Messages are consumed in order: once this one is applied, the three before it are settled.
+            broker.sendResult(result(sentinel, payment, "SUCCEEDED"));
+            await(() -> Metrics.value(series("applied")) >= applied + 1, "the message after them is applied");
+            assertEquals(malformed + 3, Metrics.value(series("malformed")));
+            assertEquals(0, broker.readyResults(), "none of them was requeued");
+        }
+        assertNull(Db.row("SELECT * FROM inbox_message WHERE message_id = ?", wrongOutcome));
+        assertEquals(1, payments.effects(payment));
+    }
+
+    @Test
+    void aPassingDatabaseFailureRequeuesTheMessageWhichThenHasOneEffect() throws Exception {
+        long payment = newPayment();
+        String messageId = "m-" + UUID.randomUUID();
+        try (Broker broker = Broker.connect()) {
+            try (Db.RowLock lock = Db.lockTable("inbox_message")) {
+                broker.sendResult(result(messageId, payment, "SUCCEEDED"));
+                Db.awaitServiceBlockedOnLock();
+                // lock_timeout ends each try; the consumer retries, then requeues, and tries again.
+                TimeUnit.SECONDS.sleep(6);
+                assertEquals(0, payments.effects(payment));
+            }
+            await(() -> payments.effects(payment) == 1, "applied once the lock is gone");
+            await(() -> Db.count("SELECT count(*) FROM inbox_message WHERE message_id = ?", messageId) == 1, "recorded");
+            assertEquals(1, payments.effects(payment));
+            assertEquals(0, broker.readyResults());
+        }
+    }
+
+    private long newPayment() {
+        long payment = ThreadLocalRandom.current().nextLong(1, Long.MAX_VALUE);
+        payments.knowPending(payment);
+        return payment;
+    }
+
+    private static String result(String messageId, long paymentId, String outcome) {
+        return "{\"messageId\": \"" + messageId + "\", \"paymentId\": " + paymentId + ", \"outcome\": \"" + outcome + "\"}";
+    }
+
+    private static String series(String result) {
+        return "inbox_messages_total{result=\"" + result + "\"}";
+    }
+
+    private static void await(BooleanSupplier condition, String what) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("not within 20 s: " + what);
+            }
+            TimeUnit.MILLISECONDS.sleep(50);
+        }
+    }
+}

@@ -1,0 +1,147 @@
+package com.retrysafe.orders.support;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Predicate;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.ConnectionFactory;
+import com.rabbitmq.client.DeliverCallback;
+
+/**
+ * The real RabbitMQ the tests run against ({@code TEST_RABBITMQ_PORT}, default 127.0.0.1:5672,
+ * guest/guest), through the plain AMQP client: an observer of {@code orders.events} on a temporary
+ * exclusive queue, and a producer of payment results into {@code payments.results}.
+ */
+public final class Broker implements AutoCloseable {
+
+    public static final String HOST = "127.0.0.1";
+    public static final String EXCHANGE = "orders.events";
+    public static final String RESULTS_QUEUE = "payments.results";
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final Connection connection;
+    private final Channel channel;
+    private final List<Received> received = new CopyOnWriteArrayList<>();
+
+    private Broker(Connection connection, Channel channel) {
+        this.connection = connection;
+        this.channel = channel;
+    }
+
+    public static int port() {
+        return Integer.parseInt(System.getenv().getOrDefault("TEST_RABBITMQ_PORT", "5672"));
+    }
+
+    public static Broker connect() {
+        try {
+            ConnectionFactory factory = new ConnectionFactory();
+            factory.setHost(HOST);
+            factory.setPort(port());
+            factory.setUsername("guest");
+            factory.setPassword("guest");
+            Connection connection = factory.newConnection("order-service-tests");
+            return new Broker(connection, connection.createChannel());
+        } catch (IOException | TimeoutException e) {
+            throw new IllegalStateException("No RabbitMQ at " + HOST + ":" + port(), e);
+        }
+    }
+
+    /**
+     * Binds a fresh exclusive queue to {@code orders.events} for every routing key and records
+     * what arrives from now on. The exchange is declared with the service's arguments, so this
+     * works whether or not the service has declared it yet.
+     */
+    public Broker observeEvents() {
+        try {
+            channel.exchangeDeclare(EXCHANGE, "topic", true);
+            String queue = channel.queueDeclare("", false, true, true, null).getQueue();
+            channel.queueBind(queue, EXCHANGE, "#");
+            DeliverCallback callback = (tag, delivery) -> received.add(new Received(
+                    delivery.getEnvelope().getRoutingKey(), delivery.getProperties(),
+                    new String(delivery.getBody(), StandardCharsets.UTF_8)));
+            channel.basicConsume(queue, true, callback, tag -> {
+            });
+            return this;
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    public List<Received> received() {
+        return List.copyOf(received);
+    }
+
+    /** Every message received so far whose body's field equals the value. */
+    public List<Received> withField(String field, String value) {
+        return received.stream().filter(message -> value.equals(message.json().path(field).asText())).toList();
+    }
+
+    /** Waits (at most the timeout) until a received message matches; returns it. */
+    public Received await(Predicate<Received> matching, long timeout, TimeUnit unit) throws InterruptedException {
+        long deadline = System.nanoTime() + unit.toNanos(timeout);
+        while (System.nanoTime() < deadline) {
+            for (Received message : received) {
+                if (matching.test(message)) {
+                    return message;
+                }
+            }
+            TimeUnit.MILLISECONDS.sleep(20);
+        }
+        throw new AssertionError("no matching message within " + timeout + " " + unit + "; received " + received.size());
+    }
+
+    /** Sends a payment result to payments.results through the default exchange, as a provider would. */
+    public void sendResult(String body) {
+        try {
+            channel.queueDeclare(RESULTS_QUEUE, true, false, false, null);
+            channel.basicPublish("", RESULTS_QUEUE,
+                    new AMQP.BasicProperties.Builder().contentType("application/json").deliveryMode(2).build(),
+                    body.getBytes(StandardCharsets.UTF_8));
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Messages ready (not delivered to a consumer) in payments.results. */
+    public long readyResults() {
+        try {
+            return channel.queueDeclarePassive(RESULTS_QUEUE).getMessageCount();
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    @Override
+    public void close() {
+        try {
+            connection.close();
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    public record Received(String routingKey, AMQP.BasicProperties properties, String body) {
+
+        public JsonNode json() {
+            try {
+                return JSON.readTree(body);
+            } catch (IOException e) {
+                throw new IllegalStateException("not JSON: " + body, e);
+            }
+        }
+
+        public Map<String, Object> headers() {
+            return properties.getHeaders() == null ? Map.of() : properties.getHeaders();
+        }
+    }
+}
