@@ -5,7 +5,8 @@ import io.vertx.mutiny.sqlclient.SqlConnection;
 
 /**
  * Told inside the transaction that makes a payment final (PAID, DECLINED or FAILED). A failed
- * Uni rolls the final write back. The default bean ({@link NoPaymentFinalListener}) does nothing.
+ * Uni rolls the final write back. The events module listens ({@code PaymentEvents} writes the
+ * payment's event to the outbox); payments itself does not depend on it.
  */
 public interface PaymentFinalListener {
 

@@ -51,7 +51,8 @@ class BrokerDownTest {
             awaitTrue(() -> Metrics.value("outbox_publish_failures_total") > failures,
                     "the relay tried and counted the failure");
             assertEquals(3, unpublished(second));
-            awaitTrue(() -> Db.count("SELECT count(*) FROM outbox_event WHERE aggregate_id = ANY (?::text[]) "
+            awaitTrue(() -> Db.count("SELECT count(*) FROM outbox_event "
+                    + "WHERE aggregate_type = 'order' AND aggregate_id = ANY (?::text[]) "
                     + "AND attempts >= 1 AND last_error IS NOT NULL AND next_attempt_at >= created_at + interval '1 second'",
                     "{" + String.join(",", second) + "}") == 3, "each failed attempt is recorded with a backoff");
             awaitTrue(() -> Metrics.value("outbox_oldest_unpublished_age_seconds") > 0, "the gauge rises again");
@@ -79,13 +80,14 @@ class BrokerDownTest {
     }
 
     private static long unpublished(List<String> orderIds) {
-        return Db.count("SELECT count(*) FROM outbox_event WHERE published_at IS NULL AND aggregate_id = ANY (?::text[])",
+        return Db.count("SELECT count(*) FROM outbox_event WHERE published_at IS NULL AND aggregate_type = 'order' AND aggregate_id = ANY (?::text[])",
                 "{" + String.join(",", orderIds) + "}");
     }
 
     private static void awaitAllReceived(Broker broker, List<String> orderIds) throws InterruptedException {
         for (String orderId : orderIds) {
-            broker.await(message -> orderId.equals(message.json().path("aggregateId").asText()), 30, TimeUnit.SECONDS);
+            broker.await(message -> "order".equals(message.json().path("aggregateType").asText())
+                    && orderId.equals(message.json().path("aggregateId").asText()), 30, TimeUnit.SECONDS);
         }
     }
 

@@ -3,6 +3,8 @@ package com.retrysafe.orders.events;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
+import java.net.URI;
+import java.time.Duration;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
@@ -13,22 +15,29 @@ import jakarta.inject.Inject;
 
 import org.junit.jupiter.api.Test;
 
+import com.retrysafe.orders.payment.worker.PaymentWorker;
+import com.retrysafe.orders.payment.worker.PaymentWorkers;
 import com.retrysafe.orders.support.Broker;
 import com.retrysafe.orders.support.Db;
+import com.retrysafe.orders.support.FakeProvider;
+import com.retrysafe.orders.support.FakeProvider.Answer;
 import com.retrysafe.orders.support.Metrics;
+import com.retrysafe.orders.support.Payments;
+import com.retrysafe.orders.support.TestIds;
 
 import io.quarkus.test.junit.QuarkusTest;
 
 /**
- * The payment-result consumer against the real RabbitMQ: each message id has one effect however
- * often it comes, a result for a final or unknown payment is recorded and changes nothing, a
- * malformed message is acknowledged and counted, and a passing database failure is retried, not lost.
+ * The payment-result consumer against the real RabbitMQ and the real payments module: each message
+ * id has one effect however often it comes, a result for a final or unknown payment (ended by an
+ * earlier message or by the worker) is recorded and changes nothing, a malformed message is
+ * acknowledged and counted, and a passing database failure is retried, not lost.
  */
 @QuarkusTest
 class InboxTest {
 
     @Inject
-    RecordingApplier payments;
+    PaymentWorkers workers;
 
     @Test
     void theSameResultDeliveredTwiceHasOneEffectAndBothAreAcknowledged() throws Exception {
@@ -43,7 +52,9 @@ class InboxTest {
             await(() -> Metrics.value(series("duplicate")) >= duplicates + 1, "the second delivery is acknowledged");
             assertEquals(applied + 1, Metrics.value(series("applied")));
             assertEquals(duplicates + 1, Metrics.value(series("duplicate")));
-            assertEquals(1, payments.effects(payment), "one effect");
+            assertEquals(1, effects(payment), "one effect");
+            assertEquals("PAID", Payments.payment(payment).get("status"));
+            assertEquals("SUCCEEDED", Payments.task(payment).get("state"));
             Map<String, Object> row = Db.row("SELECT payment_id, outcome, result FROM inbox_message WHERE message_id = ?",
                     messageId);
             assertEquals(payment, row.get("payment_id"));
@@ -65,7 +76,7 @@ class InboxTest {
         try (Broker broker = Broker.connect()) {
             broker.sendResult(result(messageId, payment, "SUCCEEDED"));
             await(() -> Metrics.value(series("duplicate")) >= duplicates + 1, "the redelivery is acknowledged");
-            assertEquals(0, payments.effects(payment), "the applier was not called again");
+            assertEquals(0, effects(payment), "the applier was not called again");
             assertEquals(1, Db.count("SELECT count(*) FROM inbox_message WHERE message_id = ?", messageId));
             assertEquals(0, broker.readyResults());
         }
@@ -82,7 +93,8 @@ class InboxTest {
             broker.sendResult(result(late, payment, "FAILED"));
             await(() -> Metrics.value(series("already_final")) >= alreadyFinal + 1, "the late result is counted");
         }
-        assertEquals(1, payments.effects(payment));
+        assertEquals(1, effects(payment));
+        assertEquals("PAID", Payments.payment(payment).get("status"), "the late FAILED changed nothing");
         assertEquals("ALREADY_FINAL", Db.row("SELECT result FROM inbox_message WHERE message_id = ?", late).get("result"));
         assertEquals("FAILED", Db.row("SELECT outcome FROM inbox_message WHERE message_id = ?", late).get("outcome"));
     }
@@ -98,7 +110,7 @@ class InboxTest {
         }
         assertEquals("UNKNOWN_PAYMENT", Db.row("SELECT result FROM inbox_message WHERE message_id = ?", messageId)
                 .get("result"));
-        assertEquals(0, payments.effects(unknown));
+        assertEquals(0, effects(unknown));
     }
 
     @Test
@@ -119,7 +131,7 @@ class InboxTest {
             assertEquals(0, broker.readyResults(), "none of them was requeued");
         }
         assertNull(Db.row("SELECT * FROM inbox_message WHERE message_id = ?", wrongOutcome));
-        assertEquals(1, payments.effects(payment));
+        assertEquals(1, effects(payment));
     }
 
     @Test
@@ -132,19 +144,58 @@ class InboxTest {
                 Db.awaitServiceBlockedOnLock();
                 // lock_timeout ends each try; the consumer retries, then requeues, and tries again.
                 TimeUnit.SECONDS.sleep(6);
-                assertEquals(0, payments.effects(payment));
+                assertEquals(0, effects(payment));
             }
-            await(() -> payments.effects(payment) == 1, "applied once the lock is gone");
+            await(() -> effects(payment) == 1, "applied once the lock is gone");
             await(() -> Db.count("SELECT count(*) FROM inbox_message WHERE message_id = ?", messageId) == 1, "recorded");
-            assertEquals(1, payments.effects(payment));
+            assertEquals(1, effects(payment));
             assertEquals(0, broker.readyResults());
         }
     }
 
-    private long newPayment() {
-        long payment = ThreadLocalRandom.current().nextLong(1, Long.MAX_VALUE);
-        payments.knowPending(payment);
-        return payment;
+    @Test
+    void aResultThatArrivesAfterTheWorkersOwnResultIsRecordedAndChangesNothing() throws Exception {
+        long owner = TestIds.owner();
+        long orderId = Payments.order(owner);
+        String key = TestIds.key();
+        long payment = Payments.pay(owner, orderId, key, Payments.body(700, "CNY")).then().statusCode(202)
+                .extract().jsonPath().getLong("paymentId");
+        try (FakeProvider provider = FakeProvider.start()) {
+            provider.script(payment, Answer.decline("card expired"));
+            PaymentWorker worker = workers.create("w-" + TestIds.key(),
+                    workers.provider(URI.create(provider.url()), Duration.ofSeconds(5)), workers.settings());
+            worker.runOnce().await().atMost(Duration.ofSeconds(30));
+        }
+        assertEquals("DECLINED", Payments.payment(payment).get("status"), "the worker ended it first");
+
+        String late = "m-" + UUID.randomUUID();
+        double alreadyFinal = Metrics.value(series("already_final"));
+        try (Broker broker = Broker.connect()) {
+            broker.sendResult(result(late, payment, "SUCCEEDED"));
+            await(() -> Metrics.value(series("already_final")) >= alreadyFinal + 1, "the late result is counted");
+            assertEquals(0, broker.readyResults());
+        }
+        assertEquals("ALREADY_FINAL", Db.row("SELECT result FROM inbox_message WHERE message_id = ?", late).get("result"));
+        assertEquals("DECLINED", Payments.payment(payment).get("status"));
+        assertEquals("FAILED_FINAL", Payments.task(payment).get("state"));
+        assertEquals("CREATED", Payments.orderStatus(orderId), "a late success does not mark the order paid");
+        assertEquals(1, effects(payment), "only the worker's end wrote an event");
+        Payments.pay(owner, orderId, key, Payments.body(700, "CNY")).then().statusCode(422)
+                .header("Idempotent-Replayed", "true");
+    }
+
+    /** A real payment, PENDING: the test profile runs no worker, so only a result message can end it. */
+    private static long newPayment() {
+        long owner = TestIds.owner();
+        long orderId = Payments.order(owner);
+        return Payments.pay(owner, orderId, TestIds.key(), Payments.body(500, "CNY")).then().statusCode(202)
+                .extract().jsonPath().getLong("paymentId");
+    }
+
+    /** How many times the payment was ended: each end writes one payment event in its transaction. */
+    private static long effects(long paymentId) {
+        return Db.count("SELECT count(*) FROM outbox_event WHERE aggregate_type = 'payment' AND aggregate_id = ?",
+                Long.toString(paymentId));
     }
 
     private static String result(String messageId, long paymentId, String outcome) {

@@ -5,8 +5,10 @@ import static com.retrysafe.orders.support.Api.orderBody;
 import static com.retrysafe.orders.support.Api.skuWithStock;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -28,18 +30,24 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.retrysafe.orders.events.outbox.OutboxCleanupJob;
 import com.retrysafe.orders.events.outbox.OutboxRelay;
+import com.retrysafe.orders.payment.PaymentFinisher;
+import com.retrysafe.orders.payment.PaymentFinisher.ExternalOutcome;
+import com.retrysafe.orders.payment.PaymentFinisher.ExternalResult;
 import com.retrysafe.orders.support.Broker;
 import com.retrysafe.orders.support.Db;
 import com.retrysafe.orders.support.Metrics;
+import com.retrysafe.orders.support.Payments;
 import com.retrysafe.orders.support.TestIds;
 
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.response.Response;
+import io.smallrye.mutiny.Uni;
+import io.vertx.mutiny.sqlclient.Pool;
 
 /**
- * The outbox against the real database and the real RabbitMQ: an order and its event commit
- * together or not at all, the relay publishes the committed event with the contract's body and
- * routing key, and several relays at once publish every row exactly once, in order per aggregate.
+ * The outbox against the real database and the real RabbitMQ: an order, or a payment's end, and
+ * its event commit together or not at all, the relay publishes the committed event with the
+ * contract's body and routing key, and several relays at once publish every row exactly once, in order per aggregate.
  */
 @QuarkusTest
 class OutboxTest {
@@ -52,6 +60,12 @@ class OutboxTest {
     @Inject
     OutboxCleanupJob cleanup;
 
+    @Inject
+    PaymentFinisher finisher;
+
+    @Inject
+    Pool pool;
+
     @Test
     void anOrderAndItsEventCommitTogetherAndTheEventIsPublished() throws Exception {
         try (Broker broker = Broker.connect().observeEvents()) {
@@ -62,14 +76,15 @@ class OutboxTest {
             String orderId = created.jsonPath().getString("orderId");
 
             Map<String, Object> row = Db.row("SELECT event_id::text AS event_id, aggregate_type, event_type, "
-                    + "payload::text AS payload FROM outbox_event WHERE aggregate_id = ?", orderId);
+                    + "payload::text AS payload FROM outbox_event WHERE aggregate_type = 'order' AND aggregate_id = ?", orderId);
             assertNotNull(row, "the order's event is in the outbox");
             assertEquals("order", row.get("aggregate_type"));
             assertEquals("order.created", row.get("event_type"));
             assertEquals(JSON.readTree(created.asString()), JSON.readTree((String) row.get("payload")),
                     "the payload is the order body the client got");
 
-            Broker.Received message = broker.await(m -> orderId.equals(m.json().path("aggregateId").asText()),
+            Broker.Received message = broker.await(m -> "order".equals(m.json().path("aggregateType").asText())
+                    && orderId.equals(m.json().path("aggregateId").asText()),
                     15, TimeUnit.SECONDS);
             JsonNode body = message.json();
             assertEquals("order.created", message.routingKey());
@@ -84,9 +99,81 @@ class OutboxTest {
             assertEquals(List.of("eventId", "type", "aggregateType", "aggregateId", "occurredAt", "payload"),
                     fieldNames(body));
 
-            awaitPublished("aggregate_id = '" + orderId + "'", 1);
-            assertEquals(1, Db.count("SELECT attempts FROM outbox_event WHERE aggregate_id = ?", orderId));
+            awaitPublished("aggregate_type = 'order' AND aggregate_id = '" + orderId + "'", 1);
+            assertEquals(1, Db.count("SELECT attempts FROM outbox_event WHERE aggregate_type = 'order' AND aggregate_id = ?",
+                    orderId));
         }
+    }
+
+    @Test
+    void aPaymentsEndCommitsWithItsEventAndIsPublished() throws Exception {
+        try (Broker broker = Broker.connect().observeEvents()) {
+            long paid = pendingPayment(900);
+            assertEquals(0, paymentEvents(paid), "no event while the payment is pending");
+            assertEquals(ExternalResult.APPLIED, end(paid, ExternalOutcome.SUCCEEDED));
+            assertPaymentEvent(broker, paid, "payment.succeeded", "PAID", 900);
+
+            long declined = pendingPayment(901);
+            assertEquals(ExternalResult.APPLIED, end(declined, ExternalOutcome.DECLINED));
+            assertPaymentEvent(broker, declined, "payment.failed", "DECLINED", 901);
+
+            assertEquals(ExternalResult.ALREADY_FINAL, end(paid, ExternalOutcome.FAILED));
+            assertEquals(1, paymentEvents(paid), "a payment ends, and is announced, once");
+        }
+    }
+
+    @Test
+    void aPaymentsEndThatRollsBackLeavesNoEvent() {
+        long paymentId = pendingPayment(902);
+        RuntimeException cause = new IllegalStateException("the transaction fails after the final write");
+        Throwable failure = assertThrows(IllegalStateException.class,
+                () -> pool.withTransaction(tx -> finisher.applyExternalResult(tx, paymentId, ExternalOutcome.SUCCEEDED)
+                        .flatMap(applied -> Uni.createFrom().<ExternalResult> failure(cause)))
+                        .await().atMost(Duration.ofSeconds(10)));
+        assertEquals(cause, failure);
+        assertEquals(0, paymentEvents(paymentId));
+        assertEquals("PENDING", Payments.payment(paymentId).get("status"));
+        assertEquals(ExternalResult.APPLIED, end(paymentId, ExternalOutcome.SUCCEEDED), "nothing was half-applied");
+        assertEquals(1, paymentEvents(paymentId));
+    }
+
+    private static long pendingPayment(long amount) {
+        long owner = TestIds.owner();
+        long orderId = Payments.order(owner);
+        return Payments.pay(owner, orderId, TestIds.key(), Payments.body(amount, "CNY")).then().statusCode(202)
+                .extract().jsonPath().getLong("paymentId");
+    }
+
+    private ExternalResult end(long paymentId, ExternalOutcome outcome) {
+        return pool.withTransaction(tx -> finisher.applyExternalResult(tx, paymentId, outcome))
+                .await().atMost(Duration.ofSeconds(10));
+    }
+
+    private static long paymentEvents(long paymentId) {
+        return Db.count("SELECT count(*) FROM outbox_event WHERE aggregate_type = 'payment' AND aggregate_id = ?",
+                Long.toString(paymentId));
+    }
+
+    private static void assertPaymentEvent(Broker broker, long paymentId, String type, String status, long amount)
+            throws Exception {
+        String id = Long.toString(paymentId);
+        Map<String, Object> row = Db.row("SELECT event_id::text AS event_id, event_type, payload::text AS payload "
+                + "FROM outbox_event WHERE aggregate_type = 'payment' AND aggregate_id = ?", id);
+        assertNotNull(row, "the payment's end wrote its event in the same transaction");
+        assertEquals(type, row.get("event_type"));
+        JsonNode payload = JSON.readTree((String) row.get("payload"));
+        JsonNode expected = JSON.readTree(Payments.get(Payments.ownerOf(paymentId), paymentId).then().statusCode(200)
+                .extract().asString());
+        assertEquals(expected, payload, "the payload is the payment body the API shows");
+        assertEquals(status, payload.get("status").asText());
+        assertEquals(amount, payload.get("amount").asLong());
+
+        Broker.Received message = broker.await(m -> "payment".equals(m.json().path("aggregateType").asText())
+                && id.equals(m.json().path("aggregateId").asText()), 15, TimeUnit.SECONDS);
+        assertEquals(type, message.routingKey());
+        assertEquals(type, message.json().get("type").asText());
+        assertEquals(row.get("event_id"), message.json().get("eventId").asText());
+        assertEquals(expected, message.json().get("payload"));
     }
 
     @Test

@@ -45,8 +45,8 @@ import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
  * Not rerun, because {@code @QuarkusIntegrationTest} cannot inject beans into a test: {@code CleanupTest}
  * (calls the cleanup job directly, which in the artifact only its scheduler could) and
  * {@code RedisFastLayerTest} (reads and writes Redis through the injected client and cache),
- * {@code OutboxTest} and {@code InboxTest} (run the relay and the cleanup job, and stand in for the
- * payments module, through injected beans) and {@code BrokerDownTest} (cuts an in-JVM proxy the
+ * {@code OutboxTest} and {@code InboxTest} (run the relay, the cleanup job, the payment finisher
+ * and payment workers through injected beans) and {@code BrokerDownTest} (cuts an in-JVM proxy the
  * artifact would have to be started behind); {@code OutboxCrashIT} runs the events on the jar itself.
  * {@code PaymentFlowTest} reruns as {@code PaymentFlowIT} with {@code FakeProviderResource} next to this
  * resource: the artifact's own payment worker (on, as in prod) calls the fake provider in the test

@@ -81,7 +81,8 @@ class OutboxCrashIT {
                 awaitReady("http://127.0.0.1:" + again, restarted);
                 for (String orderId : orderIds) {
                     Broker.Received message = broker.await(
-                            m -> orderId.equals(m.json().path("aggregateId").asText()), 60, TimeUnit.SECONDS);
+                            m -> "order".equals(m.json().path("aggregateType").asText())
+                                    && orderId.equals(m.json().path("aggregateId").asText()), 60, TimeUnit.SECONDS);
                     assertEquals("order.created", message.routingKey());
                     assertEquals(orderId, message.json().get("payload").get("orderId").asText());
                 }

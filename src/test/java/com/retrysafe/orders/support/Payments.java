@@ -67,6 +67,10 @@ public final class Payments {
                 + "WHERE owner_id = ? AND operation = 'PAY_ORDER' AND idempotency_key = ?", owner, key);
     }
 
+    public static long ownerOf(long paymentId) {
+        return (Long) Db.row("SELECT owner_id FROM payment WHERE id = ?", paymentId).get("owner_id");
+    }
+
     public static String orderStatus(long orderId) {
         return (String) Db.row("SELECT status FROM purchase_order WHERE id = ?", orderId).get("status");
     }
