@@ -32,21 +32,8 @@ public class PaymentMetrics {
 
     private final PaymentTaskRepository tasks;
     private final Pool pool;
-    /*
-     * Static, with the gauges reading them through strong references: Micrometer's global registry
-     * outlives an application restart in one JVM (the test suite restarts Quarkus per profile) and
-     * hands back the gauge registered first. A gauge bound weakly to the first instance's fields
-     * would vanish from the scrape once that instance is collected, and one bound strongly would
-     * show values nobody updates any more.
-     */
-    private static final Map<RecordStatus, AtomicLong> TASKS_BY_STATE = new EnumMap<>(RecordStatus.class);
-    private static final AtomicReference<Double> OLDEST_UNFINISHED_SECONDS = new AtomicReference<>(0.0);
-
-    static {
-        for (RecordStatus state : RecordStatus.values()) {
-            TASKS_BY_STATE.put(state, new AtomicLong());
-        }
-    }
+    private final Map<RecordStatus, AtomicLong> tasksByState = new EnumMap<>(RecordStatus.class);
+    private final AtomicReference<Double> oldestUnfinishedSeconds = new AtomicReference<>(0.0);
 
     private final Counter attempts;
     private final Counter takeovers;
@@ -56,14 +43,22 @@ public class PaymentMetrics {
     public PaymentMetrics(MeterRegistry registry, PaymentTaskRepository tasks, Pool pool) {
         this.tasks = tasks;
         this.pool = pool;
+        /*
+         * A test suite restarts the application in one JVM, and Micrometer's global registry would
+         * hand back the gauge of the first start, still reading that start's values: each start
+         * replaces the gauges with its own (in production there is nothing to replace).
+         */
+        registry.find("payments.tasks").gauges().forEach(registry::remove);
+        registry.find("payments.oldest.unfinished.age").gauges().forEach(registry::remove);
         for (RecordStatus state : RecordStatus.values()) {
-            AtomicLong value = TASKS_BY_STATE.get(state);
+            AtomicLong value = new AtomicLong();
+            tasksByState.put(state, value);
             Gauge.builder("payments.tasks", value::get)
                     .description("Payment tasks by state, as of the last refresh")
                     .tag("state", state.name())
                     .register(registry);
         }
-        Gauge.builder("payments.oldest.unfinished.age", OLDEST_UNFINISHED_SECONDS::get)
+        Gauge.builder("payments.oldest.unfinished.age", oldestUnfinishedSeconds::get)
                 .description("Age of the oldest payment task not yet final: stuck work shows here")
                 .baseUnit("seconds")
                 .register(registry);
@@ -106,10 +101,10 @@ public class PaymentMetrics {
                 .invoke(rows -> {
                     Map<RecordStatus, Long> counted = new EnumMap<>(RecordStatus.class);
                     rows.forEach(row -> counted.put(RecordStatus.valueOf(row.getString("state")), row.getLong("tasks")));
-                    TASKS_BY_STATE.forEach((state, value) -> value.set(counted.getOrDefault(state, 0L)));
+                    tasksByState.forEach((state, value) -> value.set(counted.getOrDefault(state, 0L)));
                 })
                 .flatMap(ignored -> tasks.oldestUnfinishedAgeSeconds(pool))
-                .invoke(OLDEST_UNFINISHED_SECONDS::set)
+                .invoke(oldestUnfinishedSeconds::set)
                 .replaceWithVoid();
     }
 }
