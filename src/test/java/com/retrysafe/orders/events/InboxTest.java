@@ -186,10 +186,7 @@ class InboxTest {
 
     /** A real payment, PENDING: the test profile runs no worker, so only a result message can end it. */
     private static long newPayment() {
-        long owner = TestIds.owner();
-        long orderId = Payments.order(owner);
-        return Payments.pay(owner, orderId, TestIds.key(), Payments.body(500, "CNY")).then().statusCode(202)
-                .extract().jsonPath().getLong("paymentId");
+        return Payments.pending(500);
     }
 
     /** How many times the payment was ended: each end writes one payment event in its transaction. */

@@ -108,12 +108,12 @@ class OutboxTest {
     @Test
     void aPaymentsEndCommitsWithItsEventAndIsPublished() throws Exception {
         try (Broker broker = Broker.connect().observeEvents()) {
-            long paid = pendingPayment(900);
+            long paid = Payments.pending(900);
             assertEquals(0, paymentEvents(paid), "no event while the payment is pending");
             assertEquals(ExternalResult.APPLIED, end(paid, ExternalOutcome.SUCCEEDED));
             assertPaymentEvent(broker, paid, "payment.succeeded", "PAID", 900);
 
-            long declined = pendingPayment(901);
+            long declined = Payments.pending(901);
             assertEquals(ExternalResult.APPLIED, end(declined, ExternalOutcome.DECLINED));
             assertPaymentEvent(broker, declined, "payment.failed", "DECLINED", 901);
 
@@ -124,7 +124,7 @@ class OutboxTest {
 
     @Test
     void aPaymentsEndThatRollsBackLeavesNoEvent() {
-        long paymentId = pendingPayment(902);
+        long paymentId = Payments.pending(902);
         RuntimeException cause = new IllegalStateException("the transaction fails after the final write");
         Throwable failure = assertThrows(IllegalStateException.class,
                 () -> pool.withTransaction(tx -> finisher.applyExternalResult(tx, paymentId, ExternalOutcome.SUCCEEDED)
@@ -137,16 +137,8 @@ class OutboxTest {
         assertEquals(1, paymentEvents(paymentId));
     }
 
-    private static long pendingPayment(long amount) {
-        long owner = TestIds.owner();
-        long orderId = Payments.order(owner);
-        return Payments.pay(owner, orderId, TestIds.key(), Payments.body(amount, "CNY")).then().statusCode(202)
-                .extract().jsonPath().getLong("paymentId");
-    }
-
     private ExternalResult end(long paymentId, ExternalOutcome outcome) {
-        return pool.withTransaction(tx -> finisher.applyExternalResult(tx, paymentId, outcome))
-                .await().atMost(Duration.ofSeconds(10));
+        return Payments.applyResult(pool, finisher, paymentId, outcome);
     }
 
     private static long paymentEvents(long paymentId) {
@@ -226,7 +218,7 @@ class OutboxTest {
                 int published = 0;
                 long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
                 while (unpublished(prefix) > 0 && System.nanoTime() < deadline) {
-                    published += relay.runOnce().await().atMost(java.time.Duration.ofSeconds(20));
+                    published += relay.runOnce().await().atMost(Duration.ofSeconds(20));
                 }
                 return published;
             };
@@ -279,7 +271,7 @@ class OutboxTest {
                 + "VALUES (?, 1, 'SUCCEEDED', 'UNKNOWN_PAYMENT')", prefix + "-inbox-new");
         double deletedBefore = Metrics.value("outbox_cleanup_deleted_total");
 
-        int deleted = cleanup.purge().await().atMost(java.time.Duration.ofSeconds(20));
+        int deleted = cleanup.purge().await().atMost(Duration.ofSeconds(20));
 
         assertTrue(deleted >= 2, "at least the two old rows went: " + deleted);
         assertEquals(0, Db.count("SELECT count(*) FROM outbox_event WHERE aggregate_id = ?", prefix + "-old"));

@@ -4,7 +4,6 @@ import static com.retrysafe.orders.support.Payments.body;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -66,8 +65,7 @@ class PaymentFinalListenerTest {
     Pool pool;
 
     private ExternalResult apply(long paymentId, ExternalOutcome outcome) {
-        return pool.withTransaction(tx -> finisher.applyExternalResult(tx, paymentId, outcome))
-                .await().atMost(Duration.ofSeconds(10));
+        return Payments.applyResult(pool, finisher, paymentId, outcome);
     }
 
     @Test

@@ -40,8 +40,7 @@ class PaymentFinisherTest {
     Pool pool;
 
     private ExternalResult apply(long paymentId, ExternalOutcome outcome) {
-        return pool.withTransaction(tx -> finisher.applyExternalResult(tx, paymentId, outcome))
-                .await().atMost(Duration.ofSeconds(10));
+        return Payments.applyResult(pool, finisher, paymentId, outcome);
     }
 
     @Test

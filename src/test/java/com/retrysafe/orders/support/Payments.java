@@ -8,7 +8,12 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 
+import com.retrysafe.orders.payment.PaymentFinisher;
+import com.retrysafe.orders.payment.PaymentFinisher.ExternalOutcome;
+import com.retrysafe.orders.payment.PaymentFinisher.ExternalResult;
+
 import io.restassured.response.Response;
+import io.vertx.mutiny.sqlclient.Pool;
 
 /** Paying for orders in tests: the calls, and the payment's rows. */
 public final class Payments {
@@ -21,6 +26,21 @@ public final class Payments {
         long sku = Api.skuWithStock(10);
         return Api.createOrder(owner, TestIds.key(), Api.orderBody(sku, 1)).then().statusCode(201)
                 .extract().jsonPath().getLong("orderId");
+    }
+
+    /** A fresh payment, accepted (202) and PENDING until a worker or a result message ends it. */
+    public static long pending(long amount) {
+        long owner = TestIds.owner();
+        long orderId = order(owner);
+        return pay(owner, orderId, TestIds.key(), body(amount, "CNY")).then().statusCode(202)
+                .extract().jsonPath().getLong("paymentId");
+    }
+
+    /** A result from outside the worker, applied in a transaction of its own. */
+    public static ExternalResult applyResult(Pool pool, PaymentFinisher finisher, long paymentId,
+            ExternalOutcome outcome) {
+        return pool.withTransaction(tx -> finisher.applyExternalResult(tx, paymentId, outcome))
+                .await().atMost(Duration.ofSeconds(10));
     }
 
     public static String body(long amount, String currency) {
