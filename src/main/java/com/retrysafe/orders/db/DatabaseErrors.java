@@ -24,6 +24,10 @@ public final class DatabaseErrors {
 
     public static boolean isTransient(Throwable failure) {
         for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof OutcomeUnknownException) {
+                // Retrying it as if nothing had happened could do it twice.
+                return false;
+            }
             if (t instanceof DatabaseTimeoutException) {
                 return true;
             }

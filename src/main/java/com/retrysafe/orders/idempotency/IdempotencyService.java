@@ -1,5 +1,6 @@
 package com.retrysafe.orders.idempotency;
 
+import java.time.Duration;
 import java.util.Map;
 import java.util.function.Function;
 
@@ -8,6 +9,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 import org.jboss.logging.Logger;
 import org.jboss.logging.MDC;
 
+import com.retrysafe.orders.db.BoundedTransaction;
 import com.retrysafe.orders.db.DatabaseTimeoutException;
 import com.retrysafe.orders.db.Deadline;
 import com.retrysafe.orders.idempotency.cache.CachedResponse;
@@ -18,7 +20,6 @@ import com.retrysafe.orders.web.ProblemType;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.SqlConnection;
-import io.vertx.mutiny.sqlclient.Transaction;
 
 /**
  * The Idempotency-Key protocol as one reusable unit. An operation hands over its request and its
@@ -137,22 +138,17 @@ public class IdempotencyService {
 
     private Uni<Decision> claimAndRun(IdempotentRequest request, Function<SqlConnection, Uni<StepResult>> step,
             boolean waitForHolder) {
-        Uni<Decision> transaction = pool.withConnection(connection -> {
-            // BEGIN and the claim leave in one round trip: a query issued after begin() goes
-            // through the transaction, pipelined behind BEGIN (Mutiny's withTransaction would
-            // wait for BEGIN's answer first). Closing the connection while the transaction is
-            // still open, after any failure or cancellation, rolls it back.
-            long claimSentAt = System.nanoTime();
-            Uni<Transaction> begin = connection.begin();
-            Uni<Long> claim = repository.claim(connection, request, config.retention(), waitForHolder);
-            return Uni.combine().all().unis(begin, claim).asTuple()
-                    .flatMap(started -> runClaimed(connection, request, step, started.getItem2(),
-                            claimSentAt + config.retention().toNanos())
-                            .call(() -> started.getItem1().commit()));
-        }).onFailure(IdempotencyRepository.InFlightWaitExpired.class).recoverWithItem(Decision.IN_PROGRESS);
         // The server bounds every statement; this client-side bound is only for a server that has
-        // stopped answering, so it leaves room for the longest legitimate wait.
-        return Deadline.within(transaction, config.inFlightWait().plus(config.dbTimeout()).plusSeconds(1));
+        // stopped answering, so it leaves room for the longest legitimate wait. Past it the answer
+        // is true either way: 503 when COMMIT was never sent (and now never will be), outcome
+        // unknown when it was.
+        Duration limit = config.inFlightWait().plus(config.dbTimeout()).plusSeconds(1);
+        return BoundedTransaction.run(pool, limit, connection -> {
+            long claimSentAt = System.nanoTime();
+            return repository.claim(connection, request, config.retention(), waitForHolder)
+                    .flatMap(recordId -> runClaimed(connection, request, step, recordId,
+                            claimSentAt + config.retention().toNanos()));
+        }).onFailure(IdempotencyRepository.InFlightWaitExpired.class).recoverWithItem(Decision.IN_PROGRESS);
     }
 
     private Uni<Decision> runClaimed(SqlConnection tx, IdempotentRequest request,

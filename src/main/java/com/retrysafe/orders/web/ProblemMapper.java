@@ -21,6 +21,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.exc.MismatchedInputException;
 import com.retrysafe.orders.db.DatabaseErrors;
+import com.retrysafe.orders.db.OutcomeUnknownException;
 
 import io.quarkus.security.AuthenticationFailedException;
 import io.quarkus.security.ForbiddenException;
@@ -103,6 +104,16 @@ public class ProblemMapper {
         }
         ProblemType type = ProblemType.forStatus(status);
         return writer.response(Problem.of(type, status, WebProblems.detailFor(status)), Map.of());
+    }
+
+    /** Never a 503: that would promise that nothing happened (API.md section 2). */
+    @ServerExceptionMapper
+    public RestResponse<String> outcomeUnknown(OutcomeUnknownException e) {
+        LOG.warnf("500 outcome-unknown: %s", DatabaseErrors.describe(e));
+        return writer.response(Problem.of(ProblemType.OUTCOME_UNKNOWN, 500,
+                "The database did not confirm the commit: the request may or may not have taken effect. Send the same"
+                        + " request again, with the same Idempotency-Key, to learn the outcome"),
+                Map.of(HttpHeaders.RETRY_AFTER, "1"));
     }
 
     @ServerExceptionMapper

@@ -24,6 +24,8 @@ public enum ProblemType {
     PAYMENT_DECLINED(422, "payment-declined", "Payment declined"),
     PAYMENT_FAILED(502, "payment-failed", "Payment failed"),
     INTERNAL_ERROR(500, "internal-error", "Internal error"),
+    /** COMMIT was sent and not answered: the request may or may not have taken effect. */
+    OUTCOME_UNKNOWN(500, "outcome-unknown", "Outcome unknown"),
     TEMPORARILY_UNAVAILABLE(503, "temporarily-unavailable", "Service temporarily unavailable");
 
     private final int status;

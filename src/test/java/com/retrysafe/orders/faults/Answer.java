@@ -77,6 +77,15 @@ record Answer(String key, int status, String body, String contentType, String re
                 && retryAfter != null && "/problems/temporarily-unavailable".equals(json().path("type").asText());
     }
 
+    /**
+     * The deadline fired after COMMIT was sent (API.md section 2): problem+json outcome-unknown
+     * with Retry-After, telling the client to ask again with the same key.
+     */
+    boolean outcomeUnknown() {
+        return status == 500 && contentType != null && contentType.startsWith("application/problem+json")
+                && retryAfter != null && "/problems/outcome-unknown".equals(json().path("type").asText());
+    }
+
     @Override
     public String toString() {
         return key + " -> " + (answered() ? status + " " + body : "no answer: " + failure) + " (" + millis + " ms)";

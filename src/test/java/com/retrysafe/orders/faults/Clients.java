@@ -25,7 +25,7 @@ final class Clients {
             synchronized (seen) {
                 seen.add(answer);
             }
-            boolean again = !answer.answered() || answer.status() == 503
+            boolean again = !answer.answered() || answer.status() == 503 || answer.outcomeUnknown()
                     || (answer.status() == 409 && answer.retryAfter() != null);
             if (!again || System.nanoTime() > deadlineNanos) {
                 return answer;
@@ -68,12 +68,14 @@ final class Clients {
         }
     }
 
+    /** 5xx answers that are defects: neither a 503 nor an honest outcome-unknown. */
     static long fiveHundreds(List<Answer> answers) {
-        return answers.stream().filter(a -> a.status() >= 500 && a.status() != 503).count();
+        return answers.stream().filter(a -> a.status() >= 500 && a.status() != 503 && !a.outcomeUnknown()).count();
     }
 
+    /** Answers that ask for a retry with the same key: 503, or outcome-unknown. */
     static long unavailable(List<Answer> answers) {
-        return answers.stream().filter(a -> a.status() == 503).count();
+        return answers.stream().filter(a -> a.status() == 503 || a.outcomeUnknown()).count();
     }
 
     static long worstMillis(List<Answer> answers) {

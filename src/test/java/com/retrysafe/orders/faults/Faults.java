@@ -36,7 +36,7 @@ final class Faults {
             Files.createDirectories(REPORT.getParent());
             if (!Files.exists(REPORT)) {
                 Files.writeString(REPORT, "| scenario | mode | runs | requests | faults injected | lost | duplicated"
-                        + " | 5xx other than 503 | 503 (retried) | worst time-to-answer |\n"
+                        + " | 5xx other than 503 | 503 or outcome-unknown (retried) | worst time-to-answer |\n"
                         + "|---|---|---|---|---|---|---|---|---|---|\n", StandardCharsets.UTF_8);
             }
             String row = String.format("| %s | %s | %d | %d | %s | %d | %d | %d | %d | %d ms |%n", scenario,

@@ -24,6 +24,8 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 
+import com.retrysafe.orders.support.TcpProxy;
+
 import io.smallrye.jwt.build.Jwt;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 
@@ -171,6 +173,21 @@ public final class PackagedJar implements AutoCloseable {
         Map<String, String> env = new HashMap<>();
         env.put("QUARKUS_DATASOURCE_REACTIVE_URL", "postgresql://" + host + ":" + port + "/" + database);
         env.put("QUARKUS_DATASOURCE_USERNAME", user);
+        return env;
+    }
+
+    /**
+     * A proxy in front of this suite's PostgreSQL server, for a jar configured with
+     * {@link #databaseEnv(TcpProxy)}: the test decides what the service's connections go through.
+     */
+    public TcpProxy proxyToDatabase() {
+        return new TcpProxy(TcpProxy.freePort(), host, port).open();
+    }
+
+    /** {@link #databaseEnv()}, but every connection of the service goes through {@code proxy}. */
+    public Map<String, String> databaseEnv(TcpProxy proxy) {
+        Map<String, String> env = databaseEnv();
+        env.put("QUARKUS_DATASOURCE_REACTIVE_URL", "postgresql://127.0.0.1:" + proxy.port() + "/" + database);
         return env;
     }
 

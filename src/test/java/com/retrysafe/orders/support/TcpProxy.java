@@ -7,13 +7,21 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A TCP forwarder on a fixed local port in front of a real server, which a test can cut and
  * restore: closed, it refuses new connections and drops the open ones, as a stopped server would,
- * without disturbing anyone else who uses the server directly.
+ * without disturbing anyone else who uses the server directly. It can also hold one connection's
+ * answers for a while once the client has sent given bytes on it ({@link #holdAnswersAfter}): a
+ * server that still works but whose replies are stuck in the network, so the client cannot tell
+ * what happened.
  */
 public final class TcpProxy implements AutoCloseable {
 
@@ -22,6 +30,7 @@ public final class TcpProxy implements AutoCloseable {
     private final int targetPort;
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
     private volatile ServerSocket server;
+    private volatile Hold hold;
 
     public TcpProxy(int port, String targetHost, int targetPort) {
         this.port = port;
@@ -59,6 +68,18 @@ public final class TcpProxy implements AutoCloseable {
         }
     }
 
+    /**
+     * Arms a one-time hold: on the first connection whose client sends each of {@code markers} in
+     * this order (each may span several writes), everything the server sends back from then on is
+     * kept back for {@code duration}, then delivered. The server itself is not slowed down.
+     */
+    public Hold holdAnswersAfter(Duration duration, String... markers) {
+        byte[][] patterns = Arrays.stream(markers).map(m -> m.getBytes(StandardCharsets.UTF_8)).toArray(byte[][]::new);
+        Hold armed = new Hold(duration, patterns);
+        hold = armed;
+        return armed;
+    }
+
     /** Stops listening and drops every forwarded connection. */
     public synchronized void cut() {
         if (server != null) {
@@ -83,20 +104,26 @@ public final class TcpProxy implements AutoCloseable {
                 Socket upstream = new Socket(targetHost, targetPort);
                 sockets.add(client);
                 sockets.add(upstream);
-                pump(client, upstream);
-                pump(upstream, client);
+                Connection connection = new Connection();
+                pump(client, upstream, connection, true);
+                pump(upstream, client, connection, false);
             } catch (IOException closedOrRefused) {
                 // closed by cut(), or the target refused: the client sees its connection end
             }
         }
     }
 
-    private void pump(Socket from, Socket to) {
+    private void pump(Socket from, Socket to, Connection connection, boolean fromClient) {
         Thread thread = new Thread(() -> {
             byte[] buffer = new byte[16 * 1024];
             try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
                 int read;
                 while ((read = in.read(buffer)) >= 0) {
+                    if (fromClient) {
+                        connection.sent(buffer, read, hold);
+                    } else {
+                        connection.awaitRelease();
+                    }
                     out.write(buffer, 0, read);
                     out.flush();
                 }
@@ -116,6 +143,109 @@ public final class TcpProxy implements AutoCloseable {
             closeable.close();
         } catch (Exception ignored) {
             // already closed
+        }
+    }
+
+    /** A hold armed by {@link #holdAnswersAfter}: when it began and whether it is over. */
+    public static final class Hold {
+
+        private final Duration duration;
+        private final byte[][] markers;
+        private volatile long startedNanos;
+        private volatile long releasedNanos;
+
+        private Hold(Duration duration, byte[][] markers) {
+            this.duration = duration;
+            this.markers = markers;
+        }
+
+        /** Some connection sent every marker and its answers are being (or were) held. */
+        public boolean started() {
+            return startedNanos != 0;
+        }
+
+        /** The held answers have been let through. */
+        public boolean released() {
+            return releasedNanos != 0;
+        }
+
+        private synchronized boolean start() {
+            if (startedNanos != 0) {
+                return false;
+            }
+            startedNanos = System.nanoTime();
+            return true;
+        }
+    }
+
+    /** One forwarded connection: how far its client got through the hold's markers. */
+    private static final class Connection {
+
+        private final AtomicInteger marker = new AtomicInteger();
+        private byte[] tail = new byte[0];
+        private volatile Hold holding;
+
+        /** Called with each chunk the client sends, before it is forwarded. */
+        void sent(byte[] buffer, int length, Hold armed) {
+            if (armed == null || armed.started() || holding != null) {
+                return;
+            }
+            int next = marker.get();
+            if (next >= armed.markers.length) {
+                return;
+            }
+            byte[] seen = new byte[tail.length + length];
+            System.arraycopy(tail, 0, seen, 0, tail.length);
+            System.arraycopy(buffer, 0, seen, tail.length, length);
+            int from = 0;
+            while (next < armed.markers.length) {
+                int at = indexOf(seen, armed.markers[next], from);
+                if (at < 0) {
+                    break;
+                }
+                from = at + armed.markers[next].length;
+                next++;
+            }
+            marker.set(next);
+            // Keep enough of the end to find a marker split across two writes.
+            int keep = Math.min(seen.length - from, 256);
+            tail = Arrays.copyOfRange(seen, seen.length - keep, seen.length);
+            if (next == armed.markers.length && armed.start()) {
+                holding = armed;
+            }
+        }
+
+        /** Called before each chunk of answers is forwarded: waits out a hold on this connection. */
+        void awaitRelease() throws IOException {
+            Hold held = holding;
+            if (held == null || held.released()) {
+                return;
+            }
+            long left = held.startedNanos + held.duration.toNanos() - System.nanoTime();
+            try {
+                if (left > 0) {
+                    // The fault being simulated is a network that keeps replies back for a set
+                    // time, so this waits for a time by design.
+                    TimeUnit.NANOSECONDS.sleep(left);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException(e);
+            }
+            held.releasedNanos = System.nanoTime();
+        }
+
+        private static int indexOf(byte[] data, byte[] pattern, int from) {
+            outer:
+            for (int i = from; i <= data.length - pattern.length; i++) {
+                for (int j = 0; j < pattern.length; j++) {
+                    if (data[i + j] != pattern[j]) {
+                        continue outer;
+                    }
+                }
+                return i;
+            }
+            return -1;
         }
     }
 }

@@ -15,6 +15,7 @@ import jakarta.ws.rs.core.MediaType;
 
 import org.jboss.resteasy.reactive.RestPath;
 
+import com.retrysafe.orders.db.BoundedTransaction;
 import com.retrysafe.orders.db.Deadline;
 import com.retrysafe.orders.idempotency.IdempotencyConfig;
 import com.retrysafe.orders.inventory.Inventory;
@@ -55,7 +56,9 @@ public class InventoryResource {
         if (skuId <= 0) {
             throw ProblemException.invalidRequest(List.of(new Problem.Violation("skuId", "must be greater than 0")));
         }
-        return Deadline.within(inventory.set(pool, skuId, Math.toIntExact(request.available())), dbTimeout);
+        // In a transaction, not autocommit: past the deadline a 503 is then true (COMMIT never sent).
+        return BoundedTransaction.run(pool, dbTimeout,
+                tx -> inventory.set(tx, skuId, Math.toIntExact(request.available())));
     }
 
     @GET

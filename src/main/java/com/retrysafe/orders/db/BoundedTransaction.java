@@ -1,0 +1,77 @@
+package com.retrysafe.orders.db;
+
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
+
+import org.jboss.logging.Logger;
+
+import io.smallrye.mutiny.Uni;
+import io.vertx.mutiny.sqlclient.Pool;
+import io.vertx.mutiny.sqlclient.SqlConnection;
+import io.vertx.mutiny.sqlclient.Transaction;
+import io.vertx.pgclient.PgException;
+import io.vertx.sqlclient.TransactionRollbackException;
+
+/**
+ * A transaction under a client-side deadline that never lies about what happened (API.md section
+ * 2: a 503 is a promise). When the deadline passes first, the answer depends on one fact, decided
+ * once by whichever side gets there first:
+ * <ul>
+ * <li>COMMIT not sent yet: it never will be. The work, which goes on on its connection (the pool's
+ * {@code withConnection} runs it to its end, whatever happens to our subscriber), rolls back when
+ * it reaches its commit. Failing with {@link DatabaseTimeoutException} (503) is then true.</li>
+ * <li>COMMIT sent: it may have committed. Failing with {@link OutcomeUnknownException} says so.</li>
+ * </ul>
+ * A COMMIT whose answer is lost (the connection closed or broke after it was sent) is unknown too.
+ */
+public final class BoundedTransaction {
+
+    private static final Logger LOG = Logger.getLogger(BoundedTransaction.class);
+
+    private enum Stage {
+        RUNNING, COMMIT_SENT, ABANDONED
+    }
+
+    private BoundedTransaction() {
+    }
+
+    /**
+     * Runs {@code work} in a transaction on a connection of its own and commits it, within
+     * {@code limit}. BEGIN and the work's first statement leave in one round trip: a query issued
+     * after {@code begin()} is pipelined behind it (Mutiny's {@code withTransaction} would wait for
+     * BEGIN's answer first).
+     *
+     * @param work must use only the connection it is given
+     */
+    public static <T> Uni<T> run(Pool pool, Duration limit, Function<SqlConnection, Uni<T>> work) {
+        return Uni.createFrom().deferred(() -> {
+            AtomicReference<Stage> stage = new AtomicReference<>(Stage.RUNNING);
+            Uni<T> transaction = pool.withConnection(connection -> {
+                Uni<Transaction> begin = connection.begin();
+                Uni<T> body = work.apply(connection);
+                return Uni.combine().all().unis(begin, body).asTuple()
+                        .flatMap(started -> commit(started.getItem1(), stage).replaceWith(started.getItem2()));
+            });
+            return transaction.ifNoItem().after(limit).recoverWithUni(() -> Uni.createFrom().failure(
+                    stage.compareAndSet(Stage.RUNNING, Stage.ABANDONED)
+                            ? new DatabaseTimeoutException("no answer from the database within " + limit
+                                    + "; the transaction will roll back, COMMIT was not sent")
+                            : new OutcomeUnknownException("COMMIT was sent but not answered within " + limit, null)));
+        });
+    }
+
+    private static Uni<Void> commit(Transaction tx, AtomicReference<Stage> stage) {
+        if (!stage.compareAndSet(Stage.RUNNING, Stage.COMMIT_SENT)) {
+            // The client was told "nothing happened": make it so.
+            LOG.debug("Transaction abandoned at its deadline: rolling back instead of committing");
+            return tx.rollback().onFailure().recoverWithNull()
+                    .chain(() -> Uni.createFrom().failure(new DatabaseTimeoutException(
+                            "the deadline passed before COMMIT; rolled back")));
+        }
+        // The server answered the COMMIT with an error: it did not commit. No answer at all: unknown.
+        return tx.commit().onFailure(failure -> !(failure instanceof PgException
+                || failure instanceof TransactionRollbackException))
+                .transform(failure -> new OutcomeUnknownException("COMMIT was sent and its answer was lost", failure));
+    }
+}
