@@ -1,9 +1,14 @@
 package com.retrysafe.orders.payment;
 
+import java.time.Duration;
+
 import jakarta.enterprise.context.ApplicationScoped;
+
+import org.jboss.logging.Logger;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.retrysafe.orders.idempotency.IdempotencyConfig;
 import com.retrysafe.orders.idempotency.RecordStatus;
 import com.retrysafe.orders.payment.repository.PaymentRepository;
 import com.retrysafe.orders.payment.repository.PaymentRepository.LockedPayment;
@@ -24,6 +29,8 @@ import io.vertx.mutiny.sqlclient.SqlConnection;
 @ApplicationScoped
 public class PaymentFinisher {
 
+    private static final Logger LOG = Logger.getLogger(PaymentFinisher.class);
+
     /** How a payment ends. */
     public enum Ending {
         PAID, DECLINED, FAILED
@@ -35,7 +42,15 @@ public class PaymentFinisher {
     }
 
     public enum ExternalResult {
-        APPLIED, ALREADY_FINAL, UNKNOWN_PAYMENT
+        APPLIED,
+        /** The payment had already ended, and the result agrees with how (or says nothing new). */
+        ALREADY_FINAL,
+        /**
+         * The provider reports a charge for a payment that ended DECLINED or FAILED: money may have
+         * moved that we told the client did not. Nothing is changed; a person must look.
+         */
+        CONFLICTING,
+        UNKNOWN_PAYMENT
     }
 
     /** What a write by the worker came to. */
@@ -50,14 +65,16 @@ public class PaymentFinisher {
     private final PaymentFinalListener listener;
     private final ProblemWriter problems;
     private final ObjectMapper json;
+    private final Duration retention;
 
     public PaymentFinisher(PaymentRepository payments, PaymentTaskRepository tasks, PaymentFinalListener listener,
-            ProblemWriter problems, ObjectMapper json) {
+            ProblemWriter problems, ObjectMapper json, IdempotencyConfig idempotency) {
         this.payments = payments;
         this.tasks = tasks;
         this.listener = listener;
         this.problems = problems;
         this.json = json;
+        this.retention = idempotency.retention();
     }
 
     /**
@@ -75,7 +92,14 @@ public class PaymentFinisher {
             if (locked == null) {
                 return Uni.createFrom().item(ExternalResult.UNKNOWN_PAYMENT);
             }
-            if (!PaymentBody.PENDING.equals(locked.body().status())) {
+            String status = locked.body().status();
+            if (!PaymentBody.PENDING.equals(status)) {
+                if (outcome == ExternalOutcome.SUCCEEDED && !Ending.PAID.name().equals(status)) {
+                    LOG.errorf("Payment %d ended %s, but the provider reports it SUCCEEDED: money may have moved;"
+                            + " nothing was changed, a person must reconcile it with the provider (order %d)",
+                            paymentId, status, locked.body().orderId());
+                    return Uni.createFrom().item(ExternalResult.CONFLICTING);
+                }
                 return Uni.createFrom().item(ExternalResult.ALREADY_FINAL);
             }
             return tasks.end(tx, paymentId, null, taskState(ending), "result from the provider's channel")
@@ -107,16 +131,16 @@ public class PaymentFinisher {
                 .flatMap(ignored -> order)
                 .flatMap(ignored -> switch (ending) {
                     case PAID -> payments.finishRecord(tx, paymentId, locked.ownerId(), RecordStatus.SUCCEEDED.name(),
-                            201, toJson(body), body.location());
+                            201, toJson(body), body.location(), retention);
                     case DECLINED -> payments.finishRecord(tx, paymentId, locked.ownerId(),
                             RecordStatus.FAILED_FINAL.name(), ProblemType.PAYMENT_DECLINED.status(),
                             problem(ProblemType.PAYMENT_DECLINED, "The payment provider declined payment " + paymentId),
-                            body.location());
+                            body.location(), retention);
                     case FAILED -> payments.finishRecord(tx, paymentId, locked.ownerId(),
                             RecordStatus.FAILED_FINAL.name(), ProblemType.PAYMENT_FAILED.status(),
                             problem(ProblemType.PAYMENT_FAILED, "Payment " + paymentId
                                     + " could not be completed with the payment provider; a new request may try again"),
-                            body.location());
+                            body.location(), retention);
                 })
                 .flatMap(ignored -> listener.paymentFinal(tx, body, locked.ownerId()));
     }

@@ -43,15 +43,16 @@ public interface PaymentsConfig {
         @WithDefault("500ms")
         Duration pollInterval();
 
-        /** Attempts before the payment ends FAILED. */
-        @WithDefault("5")
-        @Min(1)
-        @Max(100)
-        int maxAttempts();
-
-        /** First retry delay, doubled each attempt, with jitter. */
+        /**
+         * First retry delay after an unknown outcome, doubled each attempt, with jitter. There is no
+         * last attempt: an unknown outcome may be a charge, so the payment is never given up.
+         */
         @WithDefault("200ms")
         Duration backoff();
+
+        /** The longest delay between two attempts of one payment. */
+        @WithDefault("1m")
+        Duration backoffMax();
 
         /** Most provider calls one worker has in flight at once. */
         @WithDefault("16")

@@ -288,7 +288,8 @@ class OutboxTest {
         for (String series : List.of("outbox_events_written_total", "outbox_events_published_total",
                 "outbox_publish_failures_total", "outbox_oldest_unpublished_age_seconds", "outbox_cleanup_deleted_total",
                 "inbox_messages_total{result=\"applied\"}", "inbox_messages_total{result=\"duplicate\"}",
-                "inbox_messages_total{result=\"already_final\"}", "inbox_messages_total{result=\"unknown_payment\"}",
+                "inbox_messages_total{result=\"already_final\"}", "inbox_messages_total{result=\"conflicting\"}",
+                "inbox_messages_total{result=\"unknown_payment\"}",
                 "inbox_messages_total{result=\"malformed\"}")) {
             double value = Metrics.value(series);
             assertTrue(value >= 0, series + " = " + value);

@@ -51,7 +51,7 @@ class OperatorKitTest {
             "OrderServiceReadinessFlapping", "OrderServiceServerErrors", "OrderServiceUnavailable",
             "OrderServiceDbPoolSaturated", "OrderServiceDbPoolWaiting", "OrderServiceRedisBreakerOpen",
             "OrderServiceRedisErrors", "OrderServiceTargetDown", "OrderServiceAbsent", "OrderServicePaymentsStuck",
-            "OrderServiceOutboxStuck");
+            "OrderServiceOutboxStuck", "OrderServicePaymentResultConflicting");
 
     /** One signal per dashboard row the issue asks for; the scrape test checks the names exist. */
     private static final Set<String> REQUIRED_DASHBOARD_METRICS = Set.of(

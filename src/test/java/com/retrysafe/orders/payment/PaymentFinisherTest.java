@@ -67,6 +67,23 @@ class PaymentFinisherTest {
     }
 
     @Test
+    void aChargeReportedForAFailedPaymentIsConflictingAndChangesNothing() {
+        long owner = TestIds.owner();
+        long orderId = Payments.order(owner);
+        String key = TestIds.key();
+        long paymentId = Payments.pay(owner, orderId, key, body(802, "CNY")).then().statusCode(202)
+                .extract().jsonPath().getLong("paymentId");
+        assertEquals(ExternalResult.APPLIED, apply(paymentId, ExternalOutcome.FAILED));
+
+        assertEquals(ExternalResult.CONFLICTING, apply(paymentId, ExternalOutcome.SUCCEEDED));
+        assertEquals("FAILED", Payments.payment(paymentId).get("status"), "nothing is changed");
+        assertEquals("CREATED", Payments.orderStatus(orderId));
+        assertEquals("FAILED_FINAL", Payments.record(owner, key).get("status"));
+        assertEquals(ExternalResult.ALREADY_FINAL, apply(paymentId, ExternalOutcome.DECLINED),
+                "two ways of saying 'not charged' do not conflict");
+    }
+
+    @Test
     void aWorkerStillHoldingTheLeaseIsRefusedAfterAnExternalResult() throws Exception {
         long owner = TestIds.owner();
         long orderId = Payments.order(owner);

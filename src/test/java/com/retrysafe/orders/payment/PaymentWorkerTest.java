@@ -1,6 +1,7 @@
 package com.retrysafe.orders.payment;
 
 import static com.retrysafe.orders.support.Payments.body;
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -74,7 +75,7 @@ class PaymentWorkerTest {
     }
 
     private PaymentWorker worker(String owner) {
-        return worker(owner, Duration.ofSeconds(3), workers.settings().withRetries(5, Duration.ofMillis(20)));
+        return worker(owner, Duration.ofSeconds(3), workers.settings().withBackoff(Duration.ofMillis(20), Duration.ofMillis(200)));
     }
 
     /** Runs the worker's rounds in the background until the payment is no longer PENDING. */
@@ -156,7 +157,7 @@ class PaymentWorkerTest {
                 .extract().jsonPath().getLong("paymentId");
         provider.script(paymentId, Answer.hang(Duration.ofMillis(1500)), Answer.hang(Duration.ofMillis(1500)),
                 Answer.succeed());
-        PaymentWorker worker = worker("w", Duration.ofMillis(300), workers.settings().withRetries(5, Duration.ofMillis(20)));
+        PaymentWorker worker = worker("w", Duration.ofMillis(300), workers.settings().withBackoff(Duration.ofMillis(20), Duration.ofMillis(200)));
 
         runUntilFinal(worker, paymentId).get(30, TimeUnit.SECONDS);
 
@@ -173,6 +174,48 @@ class PaymentWorkerTest {
         assertEquals("PAID", Payments.orderStatus(orderId));
         assertEquals("SUCCEEDED", Payments.record(owner, key).get("status"));
         assertEquals(201, Payments.record(owner, key).get("http_status"));
+    }
+
+    /**
+     * The provider charged, but its answer was lost (the call outlived the worker's timeout); then
+     * it answered "don't know" in every way for longer than the old give-up rule allowed. The
+     * payment stays PENDING and the order taken all along, and the same provider key finds the
+     * charge: one charge, never FAILED (which would have freed the order for a second one).
+     */
+    @Test
+    void anUnknownOutcomeIsNeverGivenUpAndTheSameKeyFindsTheLostCharge() throws Exception {
+        long owner = TestIds.owner();
+        long orderId = Payments.order(owner);
+        String key = TestIds.key();
+        long paymentId = Payments.pay(owner, orderId, key, body(950, "CNY")).then().statusCode(202)
+                .extract().jsonPath().getLong("paymentId");
+        provider.script(paymentId, Answer.slowSuccess(Duration.ofMillis(900)), Answer.status(503),
+                Answer.status(429), Answer.status(409), Answer.status(500), Answer.status(503), Answer.status(503),
+                Answer.succeed());
+        PaymentWorker worker = worker("w", Duration.ofMillis(300),
+                workers.settings().withBackoff(Duration.ofMillis(20), Duration.ofMillis(100)));
+
+        Set<String> seen = new HashSet<>();
+        for (int round = 0; round < 60 && "PENDING".equals(Payments.payment(paymentId).get("status")); round++) {
+            worker.runOnce().await().atMost(Duration.ofSeconds(30));
+            seen.add((String) Payments.payment(paymentId).get("status"));
+            if (provider.calls(paymentId) == 4) {
+                Payments.pay(owner, orderId, key, body(950, "CNY")).then().statusCode(202)
+                        .header("Idempotent-Replayed", "true");
+                Payments.pay(owner, orderId, TestIds.key(), body(950, "CNY")).then().statusCode(409);
+            }
+            awaitTaskDue(paymentId);
+        }
+
+        assertEquals(Set.of("PENDING", "PAID"), seen, "PENDING until the definitive answer, never FAILED");
+        Map<String, Object> payment = Payments.payment(paymentId);
+        String providerKey = (String) payment.get("provider_key");
+        assertEquals(Collections.nCopies(8, providerKey), provider.keys(paymentId), "one provider key, eight calls");
+        assertEquals(1, provider.charges(providerKey), "the lost charge was found, not made again");
+        assertEquals(8, Payments.task(paymentId).get("attempts"));
+        assertEquals(1, Payments.paymentsOf(orderId), "the order was never freed for a second payment");
+        assertEquals("PAID", Payments.orderStatus(orderId));
+        assertEquals("SUCCEEDED", Payments.record(owner, key).get("status"));
     }
 
     @Test
@@ -279,6 +322,13 @@ class PaymentWorkerTest {
             }
             TimeUnit.MILLISECONDS.sleep(20);
         }
+    }
+
+    /** A rescheduled task is due again after its (short, in these tests) backoff. */
+    private static void awaitTaskDue(long paymentId) {
+        await("payment " + paymentId + "'s task to be due or ended").atMost(Duration.ofSeconds(10))
+                .until(() -> Db.count("SELECT count(*) FROM payment_task WHERE payment_id = ?"
+                        + " AND (due_at <= now() OR state NOT IN ('PROCESSING', 'FAILED_RETRYABLE'))", paymentId) == 1);
     }
 
     private static double payOrderRequests(String outcome) {

@@ -24,7 +24,7 @@ public class FakeProviderResource implements QuarkusTestResourceLifecycleManager
                 "payments.worker.enabled", "true",
                 "payments.worker.poll-interval", "100ms",
                 "payments.worker.backoff", "50ms",
-                "payments.worker.max-attempts", "3",
+                "payments.worker.backoff-max", "400ms",
                 "payments.provider.timeout", "2s",
                 "payments.metrics.refresh-interval", "200ms");
     }

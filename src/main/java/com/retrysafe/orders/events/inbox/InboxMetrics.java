@@ -21,7 +21,8 @@ public class InboxMetrics {
     private final Map<String, Counter> byResult = new TreeMap<>();
 
     public InboxMetrics(MeterRegistry registry) {
-        for (String result : new String[] { "applied", DUPLICATE, "already_final", "unknown_payment", MALFORMED }) {
+        for (String result : new String[] { "applied", DUPLICATE, "already_final", "conflicting", "unknown_payment",
+                MALFORMED }) {
             byResult.put(result, Counter.builder("inbox.messages")
                     .description("Payment-result messages acknowledged, by what they did")
                     .tag("result", result)

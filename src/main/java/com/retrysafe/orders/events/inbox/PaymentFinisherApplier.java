@@ -29,6 +29,7 @@ public class PaymentFinisherApplier implements PaymentResultApplier {
                 .map(result -> switch (result) {
                     case APPLIED -> APPLIED;
                     case ALREADY_FINAL -> ALREADY_FINAL;
+                    case CONFLICTING -> CONFLICTING;
                     case UNKNOWN_PAYMENT -> UNKNOWN_PAYMENT;
                 });
     }

@@ -11,11 +11,13 @@ public interface PaymentResultApplier {
 
     String APPLIED = "APPLIED";
     String ALREADY_FINAL = "ALREADY_FINAL";
+    /** The result contradicts how the payment ended (a charge reported for a declined or failed one). */
+    String CONFLICTING = "CONFLICTING";
     String UNKNOWN_PAYMENT = "UNKNOWN_PAYMENT";
 
     /**
      * Applies a provider result inside tx; returns one of {@link #APPLIED}, {@link #ALREADY_FINAL},
-     * {@link #UNKNOWN_PAYMENT}.
+     * {@link #CONFLICTING}, {@link #UNKNOWN_PAYMENT}.
      *
      * @param outcome {@code SUCCEEDED}, {@code DECLINED} or {@code FAILED}
      */

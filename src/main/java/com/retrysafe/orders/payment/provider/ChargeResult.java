@@ -8,10 +8,13 @@ public record ChargeResult(Kind kind, String chargeId, String detail) {
         SUCCEEDED("succeeded"),
         /** 402: a final decline. */
         DECLINED("declined"),
-        /** Any other 4xx: final, the payment ends FAILED. */
+        /** Any other 4xx: a definitive refusal, nothing was charged; the payment ends FAILED. */
         REJECTED("rejected"),
-        /** 5xx, 409, a timeout, a connection error or an unreadable answer: try again later. */
-        RETRYABLE("retryable");
+        /**
+         * 5xx, 409, 429, a timeout, a connection error or an unreadable answer: the provider may
+         * have charged. Asked again with the same key until it answers definitively.
+         */
+        UNKNOWN("unknown");
 
         private final String tag;
 

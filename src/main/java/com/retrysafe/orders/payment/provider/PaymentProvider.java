@@ -42,7 +42,7 @@ public class PaymentProvider {
                 // The client's own timeouts cover connect and read; this bounds the whole call.
                 .ifNoItem().after(timeout).fail()
                 .map(this::classify)
-                .onFailure().recoverWithItem(failure -> ChargeResult.of(ChargeResult.Kind.RETRYABLE,
+                .onFailure().recoverWithItem(failure -> ChargeResult.of(ChargeResult.Kind.UNKNOWN,
                         failure instanceof io.smallrye.mutiny.TimeoutException
                                 ? "no answer within " + timeout.toMillis() + " ms"
                                 : shorten(failure.getClass().getSimpleName() + ": " + failure.getMessage())));
@@ -58,15 +58,17 @@ public class PaymentProvider {
                 if (body != null && "SUCCEEDED".equals(body.path("status").asText()) && chargeId != null) {
                     return ChargeResult.succeeded(chargeId);
                 }
-                return ChargeResult.of(ChargeResult.Kind.RETRYABLE, "200 without a SUCCEEDED charge");
+                return ChargeResult.of(ChargeResult.Kind.UNKNOWN, "200 without a SUCCEEDED charge");
             }
             if (status == 402) {
                 JsonNode body = parse(text);
                 String reason = body == null ? null : body.path("reason").asText(null);
                 return ChargeResult.of(ChargeResult.Kind.DECLINED, shorten(reason == null ? "declined" : reason));
             }
-            if (status >= 500 || status == 409) {
-                return ChargeResult.of(ChargeResult.Kind.RETRYABLE, "provider answered " + status);
+            // 409: the provider is still working on this key; 429: it did not look at the request.
+            // Neither says whether a charge exists.
+            if (status >= 500 || status == 409 || status == 429) {
+                return ChargeResult.of(ChargeResult.Kind.UNKNOWN, "provider answered " + status);
             }
             return ChargeResult.of(ChargeResult.Kind.REJECTED, "provider answered " + status);
         }

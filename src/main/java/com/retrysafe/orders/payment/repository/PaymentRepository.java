@@ -1,5 +1,7 @@
 package com.retrysafe.orders.payment.repository;
 
+import java.time.Duration;
+
 import jakarta.enterprise.context.ApplicationScoped;
 
 import com.retrysafe.orders.payment.PaymentBody;
@@ -16,8 +18,11 @@ import io.vertx.mutiny.sqlclient.Tuple;
 public class PaymentRepository {
 
     /*
-     * Locks the order: two requests paying one order (under different keys) queue here, so the
-     * second sees the first one's payment instead of racing it to the unique index.
+     * Locks the order and reads whether it has a payment that is paid or under way. The lock makes
+     * two requests paying one order (under different keys) queue here, so the second usually sees
+     * the first one's payment and answers 409 at once. What guarantees a single active payment is
+     * the partial unique index uk_payment_order_active (V4): whatever this read misses, the insert
+     * fails on the index, and that too becomes 409 order-already-paid.
      */
     private static final String LOCK_ORDER_FOR_OWNER = """
             SELECT o.status,
@@ -61,11 +66,15 @@ public class PaymentRepository {
             UPDATE purchase_order SET status = 'PAID' WHERE id = $1
             """;
 
-    /* The PAY_ORDER record that accepted this payment, unless it has expired and been reused. */
+    /*
+     * The PAY_ORDER record that accepted this payment. It had no expiry while the payment ran
+     * (API.md section 8: a record lives as long as its work); the final answer is kept for the
+     * retention from now, the moment the payment ended.
+     */
     private static final String FINISH_RECORD = """
             UPDATE idempotency_record
                SET status = $3, http_status = $4, response_json = $5::text::jsonb, response_location = $6,
-                   updated_at = now()
+                   updated_at = now(), expires_at = clock_timestamp() + $7 * interval '1 millisecond'
              WHERE operation = 'PAY_ORDER' AND resource_id = $1 AND owner_id = $2
                AND status IN ('PROCESSING', 'FAILED_RETRYABLE')
             """;
@@ -126,9 +135,10 @@ public class PaymentRepository {
     }
 
     public Uni<Integer> finishRecord(SqlClient tx, long paymentId, long ownerId, String recordStatus, int httpStatus,
-            String bodyJson, String location) {
+            String bodyJson, String location, Duration retention) {
         return tx.preparedQuery(FINISH_RECORD)
-                .execute(Tuple.from(new Object[] { paymentId, ownerId, recordStatus, httpStatus, bodyJson, location }))
+                .execute(Tuple.from(new Object[] { paymentId, ownerId, recordStatus, httpStatus, bodyJson, location,
+                        retention.toMillis() }))
                 .map(RowSet::rowCount);
     }
 

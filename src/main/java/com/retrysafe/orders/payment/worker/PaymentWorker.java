@@ -35,21 +35,21 @@ import io.vertx.mutiny.sqlclient.Pool;
 public class PaymentWorker {
 
     private static final Logger LOG = Logger.getLogger(PaymentWorker.class);
-    /** Backoff doubles up to this many times, so a large max-attempts cannot overflow the delay. */
-    private static final int MAX_DOUBLINGS = 16;
+    /** Backoff doubles at most this many times, so many attempts cannot overflow the delay. */
+    private static final int MAX_DOUBLINGS = 30;
 
     /**
      * @param heartbeat how often the lease is extended during a call; zero: never (tests use it to
      *        play a worker paused past its lease)
      */
-    public record Settings(Duration lease, Duration heartbeat, int maxAttempts, Duration backoff, int concurrency) {
+    public record Settings(Duration lease, Duration heartbeat, Duration backoff, Duration backoffMax, int concurrency) {
 
         public Settings withLease(Duration newLease, Duration newHeartbeat) {
-            return new Settings(newLease, newHeartbeat, maxAttempts, backoff, concurrency);
+            return new Settings(newLease, newHeartbeat, backoff, backoffMax, concurrency);
         }
 
-        public Settings withRetries(int newMaxAttempts, Duration newBackoff) {
-            return new Settings(lease, heartbeat, newMaxAttempts, newBackoff, concurrency);
+        public Settings withBackoff(Duration newBackoff, Duration newBackoffMax) {
+            return new Settings(lease, heartbeat, newBackoff, newBackoffMax, concurrency);
         }
     }
 
@@ -191,10 +191,9 @@ public class PaymentWorker {
             case SUCCEEDED -> finish(task, Ending.PAID, result.chargeId(), null);
             case DECLINED -> finish(task, Ending.DECLINED, null, result.detail());
             case REJECTED -> finish(task, Ending.FAILED, null, result.detail());
-            case RETRYABLE -> task.attempts() >= settings.maxAttempts()
-                    ? finish(task, Ending.FAILED, null,
-                            "gave up after " + task.attempts() + " attempts: " + result.detail())
-                    : reschedule(task, result.detail());
+            // The provider may have charged: only a definitive answer may end the payment, and a new
+            // payment (another provider key) must stay impossible until then. Never given up.
+            case UNKNOWN -> reschedule(task, result.detail());
         };
     }
 
@@ -232,9 +231,15 @@ public class PaymentWorker {
                 task.fencingToken());
     }
 
-    /** backoff x 2^(n-1), then a random point in its upper half, so retries of many tasks spread out. */
+    /**
+     * backoff x 2^(n-1), at most backoff-max, then a random point in its upper half, so retries of
+     * many tasks spread out.
+     */
     Duration backoff(int attempts) {
-        long base = settings.backoff().toMillis() << Math.min(Math.max(0, attempts - 1), MAX_DOUBLINGS);
+        long first = Math.max(1, settings.backoff().toMillis());
+        int doublings = Math.min(Math.max(0, attempts - 1), MAX_DOUBLINGS);
+        long max = Math.max(first, settings.backoffMax().toMillis());
+        long base = doublings >= Long.numberOfLeadingZeros(first) - 1 ? max : Math.min(max, first << doublings);
         long half = base / 2;
         return Duration.ofMillis(half + ThreadLocalRandom.current().nextLong(half + 1));
     }

@@ -86,8 +86,8 @@ public class PaymentWorkers {
     /** The worker settings from configuration; the heartbeat runs three times per lease. */
     public PaymentWorker.Settings settings() {
         PaymentsConfig.Worker worker = config.worker();
-        return new PaymentWorker.Settings(worker.lease(), worker.lease().dividedBy(3), worker.maxAttempts(),
-                worker.backoff(), worker.concurrency());
+        return new PaymentWorker.Settings(worker.lease(), worker.lease().dividedBy(3), worker.backoff(),
+                worker.backoffMax(), worker.concurrency());
     }
 
     public PaymentProvider provider(URI baseUri, Duration timeout) {
