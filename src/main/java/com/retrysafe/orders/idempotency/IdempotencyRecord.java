@@ -8,20 +8,20 @@ import io.vertx.mutiny.sqlclient.Row;
 /**
  * A record as read for a duplicate: enough to compare fingerprints and to replay.
  *
- * @param expiresAtNanos no later than the record's expiry, on the {@link System#nanoTime()} clock
+ * @param expiresAtMillis the record's expiry in epoch milliseconds on the database's clock;
+ *        {@link Long#MAX_VALUE} while its work is still running (it has no expiry then)
  */
 public record IdempotencyRecord(long id, String requestHash, RecordStatus status, StoredResponse response,
-        long expiresAtNanos) {
+        long expiresAtMillis) {
 
-    /** @param readStartedNanos when the read was sent, before the database took its now() */
-    static IdempotencyRecord from(Row row, long readStartedNanos) {
+    static IdempotencyRecord from(Row row) {
         Integer httpStatus = row.getInteger("http_status");
         StoredResponse response = httpStatus == null ? null
                 : new StoredResponse(httpStatus, row.getString("response_json"), row.getString("response_location"),
                         row.getLong("resource_id"));
         return new IdempotencyRecord(row.getLong("id"), row.getString("request_hash"),
                 RecordStatus.valueOf(row.getString("status")), response,
-                readStartedNanos + row.getLong("remaining_ms") * 1_000_000);
+                row.getLong("expires_at_ms") == null ? Long.MAX_VALUE : row.getLong("expires_at_ms"));
     }
 
     /** Constant-time, so the comparison tells nothing about how close a guess was. */

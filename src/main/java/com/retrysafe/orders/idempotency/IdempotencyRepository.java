@@ -19,20 +19,26 @@ public class IdempotencyRepository {
 
     private static final Uni<Object> NOTHING_TO_SET = Uni.createFrom().nullItem();
 
+    /*
+     * clock_timestamp(), not now(): inside the claiming transaction now() is the transaction's
+     * start, and a record that expired since then must not be read as live (nor cached). A record
+     * whose work is still running has no expiry ('infinity').
+     */
     private static final String FIND_LIVE = """
             SELECT id, request_hash, status, http_status, response_json::text AS response_json,
                    response_location, resource_id,
-                   (extract(epoch FROM expires_at - now()) * 1000)::bigint AS remaining_ms
+                   CASE WHEN expires_at = 'infinity' THEN NULL
+                        ELSE (extract(epoch FROM expires_at) * 1000)::bigint END AS expires_at_ms
               FROM idempotency_record
              WHERE owner_id = $1 AND operation = $2 AND idempotency_key = $3
-               AND expires_at > now()
+               AND expires_at > clock_timestamp()
             """;
 
     /*
-     * Claims the key in one statement: a new row, or the takeover of an expired one. A live row
-     * is left as it is and nothing is returned. If another transaction holds the key uncommitted,
-     * this waits on the unique index until that one ends (bounded by lock_timeout), then sees its
-     * outcome.
+     * Claims the key in one statement: a new row, or the takeover of an expired finished one. A
+     * live row, or one whose work is still running, is left as it is and nothing is returned. If
+     * another transaction holds the key uncommitted, this waits on the unique index until that one
+     * ends (bounded by lock_timeout), then sees its outcome.
      */
     private static final String CLAIM = """
             INSERT INTO idempotency_record (owner_id, operation, idempotency_key, request_hash, status, expires_at)
@@ -48,62 +54,79 @@ public class IdempotencyRepository {
                    updated_at = now(),
                    expires_at = EXCLUDED.expires_at
              WHERE idempotency_record.expires_at <= now()
-            RETURNING id
+               AND idempotency_record.status IN ('SUCCEEDED', 'FAILED_FINAL')
+            RETURNING id, (extract(epoch FROM expires_at) * 1000)::bigint AS expires_at_ms
             """;
 
+    /*
+     * An accepted request (stored still PROCESSING: its work goes on after this transaction) gets
+     * no expiry: its record lives as long as its work, and whoever ends the work gives it end +
+     * retention (finishAccepted).
+     */
     private static final String COMPLETE = """
             UPDATE idempotency_record
-               SET status = $2, http_status = $3, response_json = $4::text::jsonb,
-                   response_location = $5, resource_id = $6, updated_at = now()
+               SET status = $2::text, http_status = $3, response_json = $4::text::jsonb,
+                   response_location = $5, resource_id = $6, updated_at = now(),
+                   expires_at = CASE WHEN $2::text = 'PROCESSING' THEN 'infinity' ELSE expires_at END
              WHERE id = $1 AND status = 'PROCESSING'
             RETURNING response_json::text AS response_json
             """;
 
-    /* SKIP LOCKED: replicas running the job at once take different rows instead of queueing. */
+    /*
+     * SKIP LOCKED: replicas running the job at once take different rows instead of queueing.
+     * Records of running work have no expiry ('infinity', at the far end of the expiry index), so
+     * the walk never reaches them; the status test only says so.
+     */
     private static final String DELETE_EXPIRED_BATCH = """
             DELETE FROM idempotency_record
              WHERE id IN (SELECT id
                             FROM idempotency_record
                            WHERE expires_at <= now()
+                             AND status IN ('SUCCEEDED', 'FAILED_FINAL')
                            ORDER BY expires_at
                            LIMIT $1
                            FOR UPDATE SKIP LOCKED)
             """;
 
     public Uni<IdempotencyRecord> findLive(SqlClient client, IdempotentRequest request) {
-        return Uni.createFrom().deferred(() -> {
-            long sentAt = System.nanoTime();
-            return client.preparedQuery(FIND_LIVE)
-                    .execute(Tuple.of(request.ownerId(), request.operation().name(), request.key().value()))
-                    .map(rows -> {
-                        RowIterator<Row> iterator = rows.iterator();
-                        return iterator.hasNext() ? IdempotencyRecord.from(iterator.next(), sentAt) : null;
-                    });
-        });
+        return client.preparedQuery(FIND_LIVE)
+                .execute(Tuple.of(request.ownerId(), request.operation().name(), request.key().value()))
+                .map(rows -> {
+                    RowIterator<Row> iterator = rows.iterator();
+                    return iterator.hasNext() ? IdempotencyRecord.from(iterator.next()) : null;
+                });
+    }
+
+    /** The key, claimed: the new record and when it expires (epoch milliseconds, database clock). */
+    public record Claim(long recordId, long expiresAtMillis) {
     }
 
     /**
-     * Claims the key inside the caller's transaction. Emits the record id when this request now
-     * owns the key, {@code null} when a live record exists, and fails with
+     * Claims the key inside the caller's transaction. Emits the claim when this request now owns
+     * the key, {@code null} when a live record exists, and fails with
      * {@link InFlightWaitExpired} when another request held the key longer than the in-flight wait.
      *
      * @param waitForHolder false when another request is known to be on this key (a Redis
      *        in-flight marker): then a held key fails at once instead of after the in-flight
      *        wait, while a stale marker still lets the claim through
      */
-    public Uni<Long> claim(SqlConnection tx, IdempotentRequest request, Duration retention, boolean waitForHolder) {
+    public Uni<Claim> claim(SqlConnection tx, IdempotentRequest request, Duration retention, boolean waitForHolder) {
         // The wait for a concurrent holder of the key is bounded by the connection's default
         // lock_timeout, idempotency.in-flight-wait (see BoundedPgPoolCreator). Right behind the
         // claim, pipelined in the same round trip, the rest of the transaction drops that bound:
         // its statements are limited by statement_timeout (idempotency.db-timeout) alone.
         // 1 ms, not 0: lock_timeout = 0 means no bound at all.
         Uni<?> failFastIfHeld = waitForHolder ? NOTHING_TO_SET : tx.query("SET LOCAL lock_timeout = 1").execute();
-        Uni<Long> claim = tx.preparedQuery(CLAIM)
+        Uni<Claim> claim = tx.preparedQuery(CLAIM)
                 .execute(Tuple.of(request.ownerId(), request.operation().name(), request.key().value(),
                         request.fingerprint(), retention.toMillis()))
                 .map(rows -> {
                     RowIterator<Row> iterator = rows.iterator();
-                    return iterator.hasNext() ? iterator.next().getLong("id") : null;
+                    if (!iterator.hasNext()) {
+                        return null;
+                    }
+                    Row row = iterator.next();
+                    return new Claim(row.getLong("id"), row.getLong("expires_at_ms"));
                 })
                 .onFailure(failure -> DatabaseErrors.hasSqlState(failure, DatabaseErrors.LOCK_NOT_AVAILABLE))
                 .transform(failure -> new InFlightWaitExpired());

@@ -14,6 +14,7 @@ import com.retrysafe.orders.db.DatabaseTimeoutException;
 import com.retrysafe.orders.db.Deadline;
 import com.retrysafe.orders.idempotency.cache.CachedResponse;
 import com.retrysafe.orders.idempotency.cache.IdempotencyCache;
+import com.retrysafe.orders.idempotency.cache.InFlightMarker;
 import com.retrysafe.orders.web.ProblemException;
 import com.retrysafe.orders.web.ProblemType;
 
@@ -93,7 +94,7 @@ public class IdempotencyService {
             InProgressReplay inProgress, boolean markedInFlight, int attempt) {
         return Deadline.within(repository.findLive(pool, request), config.dbTimeout().plusSeconds(1))
                 .flatMap(existing -> existing != null
-                        ? rememberIfFinished(request, Decision.about(existing, request))
+                        ? rememberIfFinished(request, InFlightMarker.NONE, Decision.about(existing, request))
                         : claimUnderMarker(request, step, markedInFlight))
                 .flatMap(decision -> decision.accepted != null && inProgress != null
                         ? Deadline.within(inProgress.current(decision.accepted), config.dbTimeout().plusSeconds(1))
@@ -119,21 +120,25 @@ public class IdempotencyService {
     private Uni<Decision> claimUnderMarker(IdempotentRequest request, Function<SqlConnection, Uni<StepResult>> step,
             boolean markedInFlight) {
         if (markedInFlight) {
-            return claimAndRun(request, step, false).flatMap(decision -> rememberIfFinished(request, decision));
+            return claimAndRun(request, step, false)
+                    .flatMap(decision -> rememberIfFinished(request, InFlightMarker.NONE, decision));
         }
         return cache.markInFlight(request).flatMap(marker -> claimAndRun(request, step, !marker.contended())
                 .onFailure().call(() -> cache.release(request, marker))
                 .flatMap(decision -> decision.finished
-                        ? rememberIfFinished(request, decision)
+                        ? rememberIfFinished(request, marker, decision)
                         : cache.release(request, marker).replaceWith(decision)));
     }
 
-    /** Only a finished response is ever cached: an accepted one changes when its work ends. */
-    private Uni<Decision> rememberIfFinished(IdempotentRequest request, Decision decision) {
+    /**
+     * Only a finished response is ever cached: an accepted one changes when its work ends. It is
+     * written over this request's own marker, or into an empty key, never over another's.
+     */
+    private Uni<Decision> rememberIfFinished(IdempotentRequest request, InFlightMarker marker, Decision decision) {
         if (!decision.finished) {
             return Uni.createFrom().item(decision);
         }
-        return cache.remember(request, decision.response, decision.expiresAtNanos).replaceWith(decision);
+        return cache.remember(request, marker, decision.response, decision.expiresAtMillis).replaceWith(decision);
     }
 
     private Uni<Decision> claimAndRun(IdempotentRequest request, Function<SqlConnection, Uni<StepResult>> step,
@@ -144,23 +149,21 @@ public class IdempotencyService {
         // unknown when it was.
         Duration limit = config.inFlightWait().plus(config.dbTimeout()).plusSeconds(1);
         return BoundedTransaction.run(pool, limit, connection -> {
-            long claimSentAt = System.nanoTime();
             return repository.claim(connection, request, config.retention(), waitForHolder)
-                    .flatMap(recordId -> runClaimed(connection, request, step, recordId,
-                            claimSentAt + config.retention().toNanos()));
+                    .flatMap(claim -> runClaimed(connection, request, step, claim));
         }).onFailure(IdempotencyRepository.InFlightWaitExpired.class).recoverWithItem(Decision.IN_PROGRESS);
     }
 
     private Uni<Decision> runClaimed(SqlConnection tx, IdempotentRequest request,
-            Function<SqlConnection, Uni<StepResult>> step, Long recordId, long recordExpiresAtNanos) {
-        if (recordId == null) {
+            Function<SqlConnection, Uni<StepResult>> step, IdempotencyRepository.Claim claim) {
+        if (claim == null) {
             // Lost the claim to a live record: under READ COMMITTED this statement sees the
             // committed winner.
             return repository.findLive(tx, request)
                     .map(existing -> existing == null ? Decision.VANISHED : Decision.about(existing, request));
         }
-        return step.apply(tx).flatMap(result -> repository.complete(tx, recordId, result)
-                .map(stored -> Decision.executed(stored, result.status().isFinished(), recordExpiresAtNanos)));
+        return step.apply(tx).flatMap(result -> repository.complete(tx, claim.recordId(), result)
+                .map(stored -> Decision.executed(stored, result.status().isFinished(), claim.expiresAtMillis())));
     }
 
     /**
@@ -210,20 +213,20 @@ public class IdempotencyService {
          * the operation's {@link InProgressReplay} answers from the current state.
          */
         final StoredResponse accepted;
-        /** With a response: no later than the record's expiry, on the System.nanoTime() clock. */
-        final long expiresAtNanos;
+        /** With a finished response: the record's expiry, epoch milliseconds on the database's clock. */
+        final long expiresAtMillis;
 
         private Decision(Outcome outcome, StoredResponse response, boolean finished, StoredResponse accepted,
-                long expiresAtNanos) {
+                long expiresAtMillis) {
             this.outcome = outcome;
             this.response = response;
             this.finished = finished;
             this.accepted = accepted;
-            this.expiresAtNanos = expiresAtNanos;
+            this.expiresAtMillis = expiresAtMillis;
         }
 
-        static Decision executed(StoredResponse response, boolean finished, long expiresAtNanos) {
-            return new Decision(Outcome.EXECUTED, response, finished, null, expiresAtNanos);
+        static Decision executed(StoredResponse response, boolean finished, long expiresAtMillis) {
+            return new Decision(Outcome.EXECUTED, response, finished, null, expiresAtMillis);
         }
 
         static Decision replayedInProgress(StoredResponse current) {
@@ -235,7 +238,7 @@ public class IdempotencyService {
                 return CONFLICT;
             }
             if (existing.status().isFinished()) {
-                return new Decision(Outcome.REPLAYED, existing.response(), true, null, existing.expiresAtNanos());
+                return new Decision(Outcome.REPLAYED, existing.response(), true, null, existing.expiresAtMillis());
             }
             // Only an accepted step stores a response without finishing; a request still inside
             // its claiming transaction has none (nor is it visible to anyone else).

@@ -46,6 +46,22 @@ public class IdempotencyCache {
     private static final String RELEASE_IF_OWNED = """
             if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
             return 0""";
+    /*
+     * Stores a finished response over this request's own marker (ARGV[2]; empty: none) or into an
+     * empty key, never over another request's marker or entry. It expires at the record's own
+     * expiry (ARGV[3], epoch ms, absolute, so a SET that arrives late cannot outlive the record)
+     * or after result-ttl (ARGV[4] ms) from Redis's clock, whichever is first; a record already
+     * expired by Redis's clock is not cached at all.
+     */
+    private static final String REMEMBER = """
+            local current = redis.call('GET', KEYS[1])
+            if current and current ~= ARGV[2] then return 0 end
+            local time = redis.call('TIME')
+            local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+            local at = math.min(tonumber(ARGV[3]), now + tonumber(ARGV[4]))
+            if at <= now then return 0 end
+            redis.call('SET', KEYS[1], ARGV[1], 'PXAT', at)
+            return 1""";
     private static final Uni<CacheLookup> NOTHING = Uni.createFrom().item(CacheLookup.NOTHING);
     private static final Uni<InFlightMarker> NO_MARKER = Uni.createFrom().item(InFlightMarker.NONE);
     private static final Uni<Void> DONE = Uni.createFrom().voidItem();
@@ -111,17 +127,20 @@ public class IdempotencyCache {
     }
 
     /**
-     * Caches a finished response, replacing this request's marker. Called only after the record
-     * is committed. {@code recordExpiresAtNanos} is a lower bound of the record's expiry on the
-     * {@link System#nanoTime()} clock, so the entry never outlives the record.
+     * Caches a finished response, replacing this request's own marker (or none: then only into an
+     * empty key). Called only after the record is committed.
+     *
+     * @param recordExpiresAtMillis the record's expiry, epoch milliseconds: the entry never outlives it
      */
-    public Uni<Void> remember(IdempotentRequest request, StoredResponse response, long recordExpiresAtNanos) {
-        long ttlMillis = Math.min(config.resultTtl().toMillis(), (recordExpiresAtNanos - System.nanoTime()) / 1_000_000);
-        if (redis == null || ttlMillis <= 0) {
+    public Uni<Void> remember(IdempotentRequest request, InFlightMarker marker, StoredResponse response,
+            long recordExpiresAtMillis) {
+        if (redis == null) {
             return DONE;
         }
         String value = encode(CachedResponse.of(request.fingerprint(), response));
-        return call(() -> redis.execute(Command.SET, key(request), value, "PX", Long.toString(ttlMillis)),
+        String ownMarker = marker.token() == null ? "" : MARKER_PREFIX + marker.token();
+        return call(() -> redis.execute(Command.EVAL, REMEMBER, "1", key(request), value, ownMarker,
+                Long.toString(recordExpiresAtMillis), Long.toString(config.resultTtl().toMillis())),
                 answer -> null, null);
     }
 

@@ -35,6 +35,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.retrysafe.orders.idempotency.IdempotencyKey;
 import com.retrysafe.orders.idempotency.IdempotentRequest;
 import com.retrysafe.orders.idempotency.Operation;
+import com.retrysafe.orders.idempotency.StoredResponse;
 import com.retrysafe.orders.payment.PaymentFinisher;
 import com.retrysafe.orders.payment.PaymentFinisher.ExternalOutcome;
 import com.retrysafe.orders.payment.PaymentFinisher.ExternalResult;
@@ -241,6 +242,57 @@ class RedisFastLayerTest {
         assertEquals(1, Db.orders(owner));
         assertEquals(97, Db.stock(sku));
         assertEquals("SUCCEEDED", Db.record(owner, key).get("status"));
+    }
+
+    /**
+     * A late write must never replace another request's marker (which may belong to a new request
+     * on the key, after the record it describes expired), and a cached result expires at its
+     * record's own expiry, absolute, however late the write lands.
+     */
+    @Test
+    void aResultIsCachedOnlyOverItsOwnMarkerOrIntoAnEmptyKeyAndNeverOutlivesItsRecord() {
+        long owner = TestIds.owner();
+        String key = TestIds.key();
+        IdempotentRequest request = new IdempotentRequest(Operation.CREATE_ORDER, owner, new IdempotencyKey(key),
+                "f".repeat(64));
+        StoredResponse response = new StoredResponse(201, "{\"orderId\":1}", "/api/orders/1", 1L);
+        long inAMinute = System.currentTimeMillis() + 60_000;
+
+        redis.value(String.class).psetex(redisKey(owner, key), 60_000, "inflight:theirs");
+        cache.remember(request, InFlightMarker.NONE, response, inAMinute).await().atMost(Duration.ofSeconds(5));
+        assertEquals("inflight:theirs", get(owner, key), "another request's marker is left alone");
+        cache.remember(request, new InFlightMarker("mine", false), response, inAMinute)
+                .await().atMost(Duration.ofSeconds(5));
+        assertEquals("inflight:theirs", get(owner, key), "and a marker is replaced only by its own request");
+
+        redis.value(String.class).psetex(redisKey(owner, key), 60_000, "inflight:mine");
+        cache.remember(request, new InFlightMarker("mine", false), response, inAMinute)
+                .await().atMost(Duration.ofSeconds(5));
+        assertTrue(get(owner, key).contains("\"s\":201"), "the request's own marker becomes its result");
+
+        redis.key().del(redisKey(owner, key));
+        long soon = System.currentTimeMillis() + 1_500;
+        cache.remember(request, InFlightMarker.NONE, response, soon).await().atMost(Duration.ofSeconds(5));
+        long ttl = redis.key().pttl(redisKey(owner, key));
+        assertTrue(ttl > 0 && ttl <= soon - System.currentTimeMillis() + 50,
+                "the entry expires when its record does, not result-ttl after the write: " + ttl + " ms");
+
+        redis.key().del(redisKey(owner, key));
+        cache.remember(request, InFlightMarker.NONE, response, System.currentTimeMillis() - 1)
+                .await().atMost(Duration.ofSeconds(5));
+        assertNull(get(owner, key), "a record already expired is not cached");
+    }
+
+    @Test
+    void aCreatedOrdersEntryExpiresNoLaterThanItsRecord() {
+        long owner = TestIds.owner();
+        String key = TestIds.key();
+        createOrder(owner, key, orderBody(skuWithStock(5), 1)).then().statusCode(201);
+        long recordExpiresAt = Db.count("SELECT (extract(epoch FROM expires_at) * 1000)::bigint FROM idempotency_record"
+                + " WHERE owner_id = ? AND idempotency_key = ?", owner, key);
+        long ttl = redis.key().pttl(redisKey(owner, key));
+        assertTrue(ttl > 0 && System.currentTimeMillis() + ttl <= recordExpiresAt + 20,
+                "the cached result (retention 10 m < result-ttl 1 h) ends with its record: ttl " + ttl + " ms");
     }
 
     @Test
