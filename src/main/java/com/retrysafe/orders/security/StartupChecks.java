@@ -13,8 +13,9 @@ import io.quarkus.runtime.StartupEvent;
 
 /**
  * Refuses to start a misconfigured production instance rather than serve wrongly: without a JWT
- * verification key every request would be rejected (or, worse, a default would be trusted), and
- * without a JDBC URL Flyway would have skipped the schema.
+ * verification key every request would be rejected (or, worse, a default would be trusted),
+ * without an issuer tokens of any issuer signed with the key would pass, and without a JDBC URL
+ * Flyway would have skipped the schema.
  */
 @ApplicationScoped
 public class StartupChecks {
@@ -43,8 +44,10 @@ public class StartupChecks {
                 throw new IllegalStateException("No JWT verification key configured: set "
                         + "MP_JWT_VERIFY_PUBLICKEY_LOCATION (a PEM file path or URL) and MP_JWT_VERIFY_ISSUER");
             }
-            if (config.getOptionalValue("mp.jwt.verify.issuer", String.class).isEmpty()) {
-                LOG.warn("MP_JWT_VERIFY_ISSUER is not set: tokens from any issuer signed with the key are accepted");
+            if (config.getOptionalValue("mp.jwt.verify.issuer", String.class).filter(s -> !s.isBlank()).isEmpty()) {
+                // Without it, "wrong issuer -> 401" (API.md section 1) cannot hold.
+                throw new IllegalStateException("No JWT issuer configured: set MP_JWT_VERIFY_ISSUER to the issuer"
+                        + " (iss) your tokens carry");
             }
         }
     }

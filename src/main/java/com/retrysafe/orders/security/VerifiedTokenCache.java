@@ -1,21 +1,29 @@
 package com.retrysafe.orders.security;
 
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.security.PrivateKey;
 import java.security.PublicKey;
+import java.util.HexFormat;
 import java.util.concurrent.ConcurrentHashMap;
 
 import javax.crypto.SecretKey;
 
 import jakarta.annotation.Priority;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.inject.Alternative;
 
 import org.eclipse.microprofile.jwt.JsonWebToken;
+import org.jboss.logging.Logger;
 
+import io.quarkus.runtime.ShutdownEvent;
+import io.quarkus.runtime.StartupEvent;
 import io.smallrye.jwt.auth.principal.DefaultJWTParser;
 import io.smallrye.jwt.auth.principal.JWTAuthContextInfo;
 import io.smallrye.jwt.auth.principal.JWTParser;
 import io.smallrye.jwt.auth.principal.ParseException;
+import io.vertx.core.Vertx;
 
 /**
  * Remembers tokens that passed verification, so a client that sends the same bearer token with
@@ -23,9 +31,14 @@ import io.smallrye.jwt.auth.principal.ParseException;
  * (measured at a quarter of the service's CPU per request without it).
  * <p>
  * Only exact token strings that verified are remembered, each until its {@code exp} but never
- * longer than {@link #MAX_AGE_SECONDS}, so a rotated key or a changed issuer takes effect within
- * that time. A forged or altered token is a different string: it is verified in full and, failing,
- * never stored.
+ * longer than {@link #MAX_AGE_SECONDS}. A forged or altered token is a different string: it is
+ * verified in full and, failing, never stored.
+ * <p>
+ * A key rotation (after a leak, say) takes effect at once: the verification key file
+ * ({@code mp.jwt.verify.publickey.location}, as the Kubernetes manifests mount it) is checked every
+ * {@link #KEY_CHECK_INTERVAL_MILLIS} ms, off the request path; when its content changes, every
+ * remembered token is forgotten and a new parser reads the new key (SmallRye reads a key file only
+ * once). A key given inline or at an http(s) URL (a JWKS, refreshed by SmallRye) is not watched.
  */
 @Alternative
 @Priority(1)
@@ -34,73 +47,127 @@ public class VerifiedTokenCache implements JWTParser {
 
     static final long MAX_AGE_SECONDS = 60;
     static final int MAX_ENTRIES = 10_000;
+    static final long KEY_CHECK_INTERVAL_MILLIS = 1_000;
 
-    private final DefaultJWTParser delegate;
+    private static final Logger LOG = Logger.getLogger(VerifiedTokenCache.class);
+
+    private final JWTAuthContextInfo contextInfo;
+    private final Vertx vertx;
     private final ConcurrentHashMap<String, Verified> verified = new ConcurrentHashMap<>();
+    /** The parser for the current key; replaced, with a new generation, when the key file changes. */
+    private volatile Verifier current;
+    private volatile String keyFingerprint;
+    private volatile long keyCheckTimer = -1;
 
-    public VerifiedTokenCache(DefaultJWTParser delegate) {
-        this.delegate = delegate;
+    public VerifiedTokenCache(DefaultJWTParser delegate, JWTAuthContextInfo contextInfo, Vertx vertx) {
+        this.contextInfo = contextInfo;
+        this.vertx = vertx;
+        this.current = new Verifier(delegate, 0);
+    }
+
+    void watchKeyFile(@Observes StartupEvent event) {
+        String location = contextInfo.getPublicKeyLocation();
+        if (location == null || location.contains("://") && !location.startsWith("file:")
+                || location.startsWith("classpath:")) {
+            return;
+        }
+        String path = location.startsWith("file:") ? location.substring("file:".length()) : location;
+        keyCheckTimer = vertx.setPeriodic(KEY_CHECK_INTERVAL_MILLIS, id -> vertx.fileSystem().readFile(path)
+                .onSuccess(content -> keyRead(path, content.getBytes()))
+                .onFailure(failure -> LOG.debugf("JWT key file %s not read: %s", path, failure.getMessage())));
+    }
+
+    void stopWatching(@Observes ShutdownEvent event) {
+        if (keyCheckTimer >= 0) {
+            vertx.cancelTimer(keyCheckTimer);
+        }
+    }
+
+    private void keyRead(String path, byte[] content) {
+        String fingerprint = sha256(content);
+        String before = keyFingerprint;
+        keyFingerprint = fingerprint;
+        if (before != null && !before.equals(fingerprint)) {
+            Verifier previous = current;
+            current = new Verifier(new DefaultJWTParser(contextInfo), previous.generation + 1);
+            verified.clear();
+            LOG.infof("The JWT verification key at %s changed: verified tokens forgotten, the new key is in use",
+                    path);
+        }
     }
 
     @Override
     public JsonWebToken parse(String bearerToken) throws ParseException {
         long now = System.currentTimeMillis() / 1000;
+        Verifier verifier = current;
         Verified hit = verified.get(bearerToken);
-        if (hit != null && now < hit.validUntilEpochSecond) {
+        if (hit != null && hit.generation == verifier.generation && now < hit.validUntilEpochSecond) {
             return hit.token;
         }
-        JsonWebToken token = delegate.parse(bearerToken);
+        JsonWebToken token = verifier.parser.parse(bearerToken);
         long validUntil = Math.min(token.getExpirationTime(), now + MAX_AGE_SECONDS);
         if (validUntil > now) {
             if (verified.size() >= MAX_ENTRIES) {
                 // Crude but bounded: many distinct live tokens only cost re-verification.
                 verified.clear();
             }
-            verified.put(bearerToken, new Verified(token, validUntil));
+            // Stamped with the key it was verified with: after a rotation it no longer counts.
+            verified.put(bearerToken, new Verified(token, validUntil, verifier.generation));
         }
         return token;
     }
 
     @Override
     public JsonWebToken parse(String bearerToken, JWTAuthContextInfo contextInfo) throws ParseException {
-        return delegate.parse(bearerToken, contextInfo);
+        return current.parser.parse(bearerToken, contextInfo);
     }
 
     @Override
     public JsonWebToken verify(String bearerToken, PublicKey key) throws ParseException {
-        return delegate.verify(bearerToken, key);
+        return current.parser.verify(bearerToken, key);
     }
 
     @Override
     public JsonWebToken verify(String bearerToken, SecretKey key) throws ParseException {
-        return delegate.verify(bearerToken, key);
+        return current.parser.verify(bearerToken, key);
     }
 
     @Override
     public JsonWebToken verify(String bearerToken, String secret) throws ParseException {
-        return delegate.verify(bearerToken, secret);
+        return current.parser.verify(bearerToken, secret);
     }
 
     @Override
     public JsonWebToken decrypt(String bearerToken, PrivateKey key) throws ParseException {
-        return delegate.decrypt(bearerToken, key);
+        return current.parser.decrypt(bearerToken, key);
     }
 
     @Override
     public JsonWebToken decrypt(String bearerToken, SecretKey key) throws ParseException {
-        return delegate.decrypt(bearerToken, key);
+        return current.parser.decrypt(bearerToken, key);
     }
 
     @Override
     public JsonWebToken decrypt(String bearerToken, String secret) throws ParseException {
-        return delegate.decrypt(bearerToken, secret);
+        return current.parser.decrypt(bearerToken, secret);
     }
 
     @Override
     public JsonWebToken parseOnly(String bearerToken) throws ParseException {
-        return delegate.parseOnly(bearerToken);
+        return current.parser.parseOnly(bearerToken);
     }
 
-    private record Verified(JsonWebToken token, long validUntilEpochSecond) {
+    private record Verified(JsonWebToken token, long validUntilEpochSecond, long generation) {
+    }
+
+    private record Verifier(DefaultJWTParser parser, long generation) {
+    }
+
+    private static String sha256(byte[] content) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(content));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
     }
 }

@@ -70,6 +70,17 @@ class PackagedApplicationIT {
     }
 
     @Test
+    void refusesToStartWithoutAJwtIssuer() throws Exception {
+        Map<String, String> env = jar.databaseEnv();
+        jar.withKeyAndPort(env);
+        env.remove("MP_JWT_VERIFY_ISSUER");
+        Process app = jar.start(env, "no-issuer");
+        assertTrue(app.waitFor(90, TimeUnit.SECONDS), "the application should exit by itself");
+        assertNotEquals(0, app.exitValue());
+        assertTrue(Files.readString(WORK.resolve("no-issuer.log")).contains("MP_JWT_VERIFY_ISSUER"));
+    }
+
+    @Test
     void servesTheContractConfiguredByEnvironmentAlone() throws Exception {
         Map<String, String> env = jar.databaseEnv();
         env.put("IDEMPOTENCY_RETENTION", "48h");
