@@ -24,9 +24,12 @@ public record PaymentResult(String messageId, long paymentId, String outcome) {
         }
         JsonNode messageId = root.get("messageId");
         if (messageId == null || !messageId.isTextual() || messageId.asText().isBlank()
-                || messageId.asText().length() > MAX_MESSAGE_ID_LENGTH) {
+                || messageId.asText().length() > MAX_MESSAGE_ID_LENGTH
+                || messageId.asText().chars().anyMatch(Character::isISOControl)) {
+            // A control character (NUL above all, which PostgreSQL text refuses) would fail the
+            // insert and drop the message uncounted; it is no id a producer means to send.
             throw new Malformed("messageId must be a non-blank string of at most " + MAX_MESSAGE_ID_LENGTH
-                    + " characters");
+                    + " characters, without control characters");
         }
         JsonNode paymentId = root.get("paymentId");
         if (paymentId == null || !paymentId.isIntegralNumber() || !paymentId.canConvertToLong()

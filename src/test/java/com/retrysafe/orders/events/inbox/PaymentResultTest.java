@@ -46,6 +46,14 @@ class PaymentResultTest {
     }
 
     @Test
+    void aMessageIdWithAControlCharacterIsMalformedNotAFailedInsert() {
+        for (String id : new String[] { "\\u0000x", "a\\u0001b", "line\\nbreak", "\\u007f" }) {
+            assertThrows(PaymentResult.Malformed.class,
+                    () -> parse("{\"messageId\": \"" + id + "\", \"paymentId\": 42, \"outcome\": \"FAILED\"}"), id);
+        }
+    }
+
+    @Test
     void loggedTextCannotStartANewLine() {
         assertEquals("a\\nb\\rc\\u0000", PaymentResultConsumer.escape("a\nb\rc\u0000"));
     }
