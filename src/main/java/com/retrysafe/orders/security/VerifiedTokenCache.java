@@ -1,5 +1,6 @@
 package com.retrysafe.orders.security;
 
+import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.security.PrivateKey;
@@ -14,6 +15,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.inject.Alternative;
 
+import org.eclipse.microprofile.config.Config;
 import org.eclipse.microprofile.jwt.JsonWebToken;
 import org.jboss.logging.Logger;
 
@@ -65,8 +67,9 @@ public class VerifiedTokenCache implements JWTParser {
         this.current = new Verifier(delegate, 0);
     }
 
-    void watchKeyFile(@Observes StartupEvent event) {
-        String location = contextInfo.getPublicKeyLocation();
+    void watchKeyFile(@Observes StartupEvent event, Config config) {
+        // Read from the configuration: SmallRye may already have turned the location into content.
+        String location = config.getOptionalValue("mp.jwt.verify.publickey.location", String.class).orElse(null);
         if (location == null || location.contains("://") && !location.startsWith("file:")
                 || location.startsWith("classpath:")) {
             return;
@@ -88,8 +91,13 @@ public class VerifiedTokenCache implements JWTParser {
         String before = keyFingerprint;
         keyFingerprint = fingerprint;
         if (before != null && !before.equals(fingerprint)) {
+            // The same settings, with the key given as the file's new content.
+            JWTAuthContextInfo rotated = new JWTAuthContextInfo(contextInfo);
+            rotated.setPublicKeyLocation(null);
+            rotated.setPublicVerificationKey(null);
+            rotated.setPublicKeyContent(new String(content, StandardCharsets.UTF_8));
             Verifier previous = current;
-            current = new Verifier(new DefaultJWTParser(contextInfo), previous.generation + 1);
+            current = new Verifier(new DefaultJWTParser(rotated), previous.generation + 1);
             verified.clear();
             LOG.infof("The JWT verification key at %s changed: verified tokens forgotten, the new key is in use",
                     path);
