@@ -1,11 +1,13 @@
 package com.retrysafe.orders.events;
 
+import static org.awaitility.Awaitility.await;
 import static com.retrysafe.orders.support.Api.createOrder;
 import static com.retrysafe.orders.support.Api.orderBody;
 import static com.retrysafe.orders.support.Api.skuWithStock;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -91,13 +93,7 @@ class BrokerDownTest {
         }
     }
 
-    private static void awaitTrue(BooleanSupplier condition, String what) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("not within 30 s: " + what);
-            }
-            TimeUnit.MILLISECONDS.sleep(100);
-        }
+    private static void awaitTrue(BooleanSupplier condition, String what) {
+        await(what).atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100)).until(condition::getAsBoolean);
     }
 }

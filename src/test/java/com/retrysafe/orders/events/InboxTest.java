@@ -1,5 +1,6 @@
 package com.retrysafe.orders.events;
 
+import org.awaitility.Awaitility;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
@@ -8,7 +9,6 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
 import jakarta.inject.Inject;
@@ -142,9 +142,11 @@ class InboxTest {
             try (Db.RowLock lock = Db.lockTable("inbox_message")) {
                 broker.sendResult(result(messageId, payment, "SUCCEEDED"));
                 Db.awaitServiceBlockedOnLock();
-                // lock_timeout ends each try; the consumer retries, then requeues, and tries again.
-                TimeUnit.SECONDS.sleep(6);
-                assertEquals(0, effects(payment));
+                // lock_timeout ends each try; the consumer retries, then requeues, and tries again:
+                // through all of that, nothing takes effect.
+                Awaitility.await("the payment to stay without effect while the inbox table is locked")
+                        .during(Duration.ofSeconds(6)).atMost(Duration.ofSeconds(10))
+                        .pollInterval(Duration.ofMillis(200)).until(() -> effects(payment) == 0);
             }
             await(() -> effects(payment) == 1, "applied once the lock is gone");
             await(() -> Db.count("SELECT count(*) FROM inbox_message WHERE message_id = ?", messageId) == 1, "recorded");
@@ -206,13 +208,8 @@ class InboxTest {
         return "inbox_messages_total{result=\"" + result + "\"}";
     }
 
-    private static void await(BooleanSupplier condition, String what) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("not within 20 s: " + what);
-            }
-            TimeUnit.MILLISECONDS.sleep(50);
-        }
+    private static void await(BooleanSupplier condition, String what) {
+        Awaitility.await(what).atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(50))
+                .until(condition::getAsBoolean);
     }
 }

@@ -1,5 +1,6 @@
 package com.retrysafe.orders.events;
 
+import static org.awaitility.Awaitility.await;
 import static com.retrysafe.orders.support.Api.createOrder;
 import static com.retrysafe.orders.support.Api.orderBody;
 import static com.retrysafe.orders.support.Api.skuWithStock;
@@ -232,10 +233,8 @@ class OutboxTest {
             assertEquals(0, unpublished(prefix), "every row is published");
             assertEquals(total, Db.count("SELECT count(*) FROM outbox_event WHERE aggregate_id LIKE ? AND attempts = 1",
                     prefix + "%"), "each row was published by one relay, in one attempt");
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (received(broker, prefix).size() < total && System.nanoTime() < deadline) {
-                TimeUnit.MILLISECONDS.sleep(20);
-            }
+            await("all " + total + " events to reach the observer").atMost(Duration.ofSeconds(10))
+                    .pollInterval(Duration.ofMillis(20)).until(() -> received(broker, prefix).size() >= total);
             List<Broker.Received> messages = received(broker, prefix);
             Map<String, Integer> perEvent = new HashMap<>();
             Map<String, List<Integer>> orderPerAggregate = new HashMap<>();
@@ -306,14 +305,11 @@ class OutboxTest {
                 .filter(message -> message.json().path("aggregateId").asText().startsWith(prefix)).toList();
     }
 
-    static void awaitPublished(String where, long expected) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
-        while (Db.count("SELECT count(*) FROM outbox_event WHERE published_at IS NOT NULL AND " + where) < expected) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("not published within 15 s: " + where);
-            }
-            TimeUnit.MILLISECONDS.sleep(20);
-        }
+    static void awaitPublished(String where, long expected) {
+        await(expected + " events published where " + where).atMost(Duration.ofSeconds(15))
+                .pollInterval(Duration.ofMillis(20))
+                .until(() -> Db.count("SELECT count(*) FROM outbox_event WHERE published_at IS NOT NULL AND " + where)
+                        >= expected);
     }
 
     private static List<String> fieldNames(JsonNode node) {

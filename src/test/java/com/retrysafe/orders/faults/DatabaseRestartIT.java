@@ -1,6 +1,7 @@
 package com.retrysafe.orders.faults;
 
 import static com.retrysafe.orders.packaged.PackagedJar.awaitReady;
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -89,6 +90,7 @@ class DatabaseRestartIT {
                         readyUpAfterDown.incrementAndGet();
                     }
                     down = !up;
+                    // A probe's pace, as a kubelet's: it records transitions, so it samples in time.
                     sleep(100);
                 }
                 return null;
@@ -115,24 +117,21 @@ class DatabaseRestartIT {
                 }));
             }
 
-            sleep(2_000);
+            await("orders to flow before the first restart").atMost(Duration.ofSeconds(60))
+                    .until(() -> firstCreated.size() >= 50);
             for (int restart = 0; restart < RESTARTS; restart++) {
                 int createdBefore = firstCreated.size();
+                int restarted = restart;
                 databaseDown.set(true);
                 jar.stopDatabase();
+                // The fault itself: PostgreSQL stays down for a set time while the clients go on.
                 sleep(DOWN_FOR.toMillis());
                 jar.startDatabase();
-                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-                while (readyUpAfterDown.get() <= restart && System.nanoTime() < deadline) {
-                    sleep(100);
-                }
+                await("readiness to come back UP after restart " + restart).atMost(Duration.ofSeconds(60))
+                        .pollInterval(Duration.ofMillis(100)).until(() -> readyUpAfterDown.get() > restarted);
                 databaseDown.set(false);
-                assertTrue(readyUpAfterDown.get() > restart, "readiness came back UP after restart " + restart);
-                while (firstCreated.size() < createdBefore + 50 && System.nanoTime() < deadline) {
-                    sleep(100);
-                }
-                assertTrue(firstCreated.size() >= createdBefore + 50, "orders flow again after the restart");
-                sleep(1_000);
+                await("orders to flow again after restart " + restart).atMost(Duration.ofSeconds(60))
+                        .pollInterval(Duration.ofMillis(100)).until(() -> firstCreated.size() >= createdBefore + 100);
             }
             stop.set(true);
             for (Future<?> client : clients) {

@@ -1,5 +1,6 @@
 package com.retrysafe.orders.packaged;
 
+import static org.awaitility.Awaitility.await;
 import static com.retrysafe.orders.packaged.PackagedJar.awaitReady;
 import static com.retrysafe.orders.packaged.PackagedJar.order;
 import static com.retrysafe.orders.packaged.PackagedJar.send;
@@ -7,6 +8,7 @@ import static com.retrysafe.orders.packaged.PackagedJar.single;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.time.Duration;
 import java.net.http.HttpResponse;
 import java.sql.Connection;
 import java.sql.Statement;
@@ -86,15 +88,12 @@ class OutboxCrashIT {
                     assertEquals("order.created", message.routingKey());
                     assertEquals(orderId, message.json().get("payload").get("orderId").asText());
                 }
-                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-                long unpublished;
-                do {
-                    try (Connection db = jar.jdbc(); Statement statement = db.createStatement()) {
-                        unpublished = single(statement, "SELECT count(*) FROM outbox_event WHERE published_at IS NULL");
-                    }
-                    TimeUnit.MILLISECONDS.sleep(100);
-                } while (unpublished > 0 && System.nanoTime() < deadline);
-                assertEquals(0, unpublished, "every event is marked published");
+                await("every event to be marked published").atMost(Duration.ofSeconds(30))
+                        .pollInterval(Duration.ofMillis(100)).until(() -> {
+                            try (Connection db = jar.jdbc(); Statement statement = db.createStatement()) {
+                                return single(statement, "SELECT count(*) FROM outbox_event WHERE published_at IS NULL");
+                            }
+                        }, unpublished -> unpublished == 0);
             } finally {
                 restarted.destroy();
                 assertTrue(restarted.waitFor(30, TimeUnit.SECONDS));

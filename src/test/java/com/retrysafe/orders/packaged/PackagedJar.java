@@ -1,5 +1,6 @@
 package com.retrysafe.orders.packaged;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
@@ -241,20 +242,17 @@ public final class PackagedJar implements AutoCloseable {
         return WORK.resolve(name + ".log");
     }
 
-    public static void awaitReady(String base, Process app) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
-        while (System.nanoTime() < deadline) {
-            assertTrue(app.isAlive(), "the application exited during start-up; see its log in " + WORK);
-            try {
-                if (send(HttpRequest.newBuilder(URI.create(base + "/q/health/ready")).GET()).statusCode() == 200) {
-                    return;
-                }
-            } catch (IllegalStateException notYet) {
-                // not listening yet
-            }
-            TimeUnit.MILLISECONDS.sleep(250);
-        }
-        throw new AssertionError("not ready within 90 s");
+    public static void awaitReady(String base, Process app) {
+        await("the application at " + base + " to be ready").atMost(Duration.ofSeconds(90))
+                .pollInterval(Duration.ofMillis(250)).until(() -> {
+                    assertTrue(app.isAlive(), "the application exited during start-up; see its log in " + WORK);
+                    try {
+                        return send(HttpRequest.newBuilder(URI.create(base + "/q/health/ready")).GET())
+                                .statusCode() == 200;
+                    } catch (IllegalStateException notYet) {
+                        return false; // not listening yet
+                    }
+                });
     }
 
     public String token(String subject) {

@@ -1,5 +1,6 @@
 package com.retrysafe.orders.payment;
 
+import static org.awaitility.Awaitility.await;
 import static com.retrysafe.orders.support.Payments.body;
 import static org.hamcrest.Matchers.equalTo;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -98,10 +99,8 @@ class PaymentFinisherTest {
             try {
                 CompletableFuture<Integer> round = CompletableFuture.supplyAsync(
                         () -> worker.runOnce().await().atMost(Duration.ofSeconds(30)), executor);
-                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-                while (provider.calls(paymentId) == 0 && System.nanoTime() < deadline) {
-                    TimeUnit.MILLISECONDS.sleep(10);
-                }
+                await("the worker's call to reach the provider").atMost(Duration.ofSeconds(10))
+                        .pollInterval(Duration.ofMillis(10)).until(() -> provider.calls(paymentId) > 0);
                 assertEquals(1, provider.calls(paymentId));
 
                 assertEquals(ExternalResult.APPLIED, apply(paymentId, ExternalOutcome.DECLINED));

@@ -303,25 +303,15 @@ class PaymentWorkerTest {
         assertEquals(0, Metrics.value("payments_lease_takeovers_total") - takeoversBefore, 0.0);
     }
 
-    private void awaitCalls(long paymentId, int calls) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (provider.calls(paymentId) < calls) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("the provider never got call " + calls + " for payment " + paymentId);
-            }
-            TimeUnit.MILLISECONDS.sleep(10);
-        }
+    private void awaitCalls(long paymentId, int calls) {
+        await("call " + calls + " for payment " + paymentId + " to reach the provider").atMost(Duration.ofSeconds(10))
+                .pollInterval(Duration.ofMillis(10)).until(() -> provider.calls(paymentId) >= calls);
     }
 
-    private static void awaitLeaseExpired(long paymentId) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (Db.count("SELECT count(*) FROM payment_task WHERE payment_id = ? AND lease_until < now()",
-                paymentId) == 0) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("the lease never expired");
-            }
-            TimeUnit.MILLISECONDS.sleep(20);
-        }
+    private static void awaitLeaseExpired(long paymentId) {
+        await("payment " + paymentId + "'s lease to expire").atMost(Duration.ofSeconds(10))
+                .pollInterval(Duration.ofMillis(20)).until(() -> Db.count(
+                        "SELECT count(*) FROM payment_task WHERE payment_id = ? AND lease_until < now()", paymentId) > 0);
     }
 
     /** A rescheduled task is due again after its (short, in these tests) backoff. */

@@ -1,11 +1,12 @@
 package com.retrysafe.orders.payment;
 
+import java.time.Duration;
+import static org.awaitility.Awaitility.await;
 import static com.retrysafe.orders.support.Payments.body;
 import static org.hamcrest.Matchers.equalTo;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
 
@@ -39,8 +40,9 @@ class PaymentsWithoutProviderTest {
         long paymentId = Payments.pay(owner, orderId, key, body(100, "CNY")).then().statusCode(202)
                 .extract().jsonPath().getLong("paymentId");
 
-        // Many poll intervals: no worker touches the task.
-        TimeUnit.MILLISECONDS.sleep(500);
+        // Over many poll intervals (50 ms), no worker touches the task.
+        await("the task to stay unattempted").during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(5))
+                .pollInterval(Duration.ofMillis(50)).until(() -> Payments.task(paymentId).get("attempts").equals(0));
         Payments.get(owner, paymentId).then().statusCode(200).body("status", equalTo("PENDING"));
         assertEquals(0, Payments.task(paymentId).get("attempts"));
         Payments.pay(owner, orderId, key, body(100, "CNY")).then().statusCode(202)

@@ -1,5 +1,7 @@
 package com.retrysafe.orders.security;
 
+import java.time.Duration;
+import static org.awaitility.Awaitility.await;
 import static io.restassured.RestAssured.given;
 import static org.hamcrest.Matchers.equalTo;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -58,9 +60,8 @@ class AuthenticationTest {
         given().auth().oauth2(shortLived).when().get("/api/orders").then().statusCode(200);
         given().auth().oauth2(shortLived).when().get("/api/orders").then().statusCode(200);
         // The test profile tolerates 1 s of clock skew.
-        while (Instant.now().getEpochSecond() <= expiresAt + 1) {
-            Thread.sleep(100);
-        }
+        await("the token's expiry plus the tolerated skew to pass").atMost(Duration.ofSeconds(10))
+                .pollInterval(Duration.ofMillis(100)).until(() -> Instant.now().getEpochSecond() > expiresAt + 1);
         // Verified tokens are remembered, but never past their expiry.
         String claims = new String(Base64.getUrlDecoder().decode(shortLived.split("\\.")[1]), StandardCharsets.UTF_8);
         int status = given().auth().oauth2(shortLived).when().get("/api/orders").then().extract().statusCode();

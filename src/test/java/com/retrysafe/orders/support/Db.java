@@ -1,5 +1,7 @@
 package com.retrysafe.orders.support;
 
+import static org.awaitility.Awaitility.await;
+import java.time.Duration;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
@@ -7,7 +9,6 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 
 import org.eclipse.microprofile.config.Config;
 import org.eclipse.microprofile.config.ConfigProvider;
@@ -124,14 +125,9 @@ public final class Db {
     }
 
     /** Waits (at most 5 s) until some statement of the service is blocked on a lock. */
-    public static void awaitServiceBlockedOnLock() throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (serviceBackendsWaitingOnLocks() == 0) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("the service never blocked on the held lock");
-            }
-            TimeUnit.MILLISECONDS.sleep(20);
-        }
+    public static void awaitServiceBlockedOnLock() {
+        await("a statement of the service to block on the held lock").atMost(Duration.ofSeconds(5))
+                .pollInterval(Duration.ofMillis(20)).until(() -> serviceBackendsWaitingOnLocks() > 0);
     }
 
     /** Backends of the service currently waiting on a lock. */

@@ -1,11 +1,11 @@
 package com.retrysafe.orders.support;
 
+import static org.awaitility.Awaitility.await;
 import static io.restassured.RestAssured.given;
 
 import java.net.http.HttpRequest;
 import java.time.Duration;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 
 import com.retrysafe.orders.payment.PaymentFinisher;
@@ -100,21 +100,12 @@ public final class Payments {
     }
 
     /** Waits (at most 20 s) until the payment's status passes the test. */
-    public static String awaitStatus(long paymentId, Predicate<String> done) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (true) {
-            String status = (String) payment(paymentId).get("status");
-            if (done.test(status)) {
-                return status;
-            }
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("payment " + paymentId + " still " + status);
-            }
-            TimeUnit.MILLISECONDS.sleep(50);
-        }
+    public static String awaitStatus(long paymentId, Predicate<String> done) {
+        return await("payment " + paymentId + "'s status to pass the test").atMost(Duration.ofSeconds(20))
+                .pollInterval(Duration.ofMillis(50)).until(() -> (String) payment(paymentId).get("status"), done::test);
     }
 
-    public static String awaitFinal(long paymentId) throws InterruptedException {
+    public static String awaitFinal(long paymentId) {
         return awaitStatus(paymentId, status -> !"PENDING".equals(status));
     }
 
