@@ -87,6 +87,30 @@ class CreateOrderTest {
     }
 
     @Test
+    void theFirstAnswerEveryReplayAndGetAreOneJsonText() {
+        long owner = TestIds.owner();
+        long sku = skuWithStock(10);
+        String key = TestIds.key();
+
+        String first = createOrder(owner, key, orderBody(sku, 2)).then().statusCode(201).extract().asString();
+        long orderId = readTree(first).get("orderId").asLong();
+        String orderNo = readTree(first).get("orderNo").asText();
+        // The field order of API.md section 2, no spaces: the service's one serializer.
+        assertEquals("{\"orderId\":" + orderId + ",\"orderNo\":\"" + orderNo + "\",\"status\":\"CREATED\",\"skuId\":"
+                + sku + ",\"quantity\":2}", first);
+        String replay = createOrder(owner, key, "{\"quantity\": 2.0, \"skuId\": " + sku + "}").then().statusCode(201)
+                .header("Idempotent-Replayed", "true").extract().asString();
+        String read = RestAssured.given()
+                .header("Authorization", "Bearer " + com.retrysafe.orders.support.Tokens.user(owner))
+                .when().get("/api/orders/" + orderId)
+                .then().statusCode(200).extract().asString();
+
+        assertEquals(first, replay, "a replay sends the first answer's bytes");
+        assertEquals(first, read, "GET sends the same bytes as the answer that created the order");
+        assertEquals(first, Db.record(owner, key).get("response_json"), "stored as the text that was sent");
+    }
+
+    @Test
     void sameKeyWithADifferentRequestIsAConflictAndChangesNothing() {
         long owner = TestIds.owner();
         long sku = skuWithStock(10);
