@@ -121,6 +121,28 @@ class PaymentFlowTest {
     }
 
     @Test
+    void aQuotedKeyNamesTheSamePaymentAndAnythingElseInQuotesRecordsNothing() throws Exception {
+        long owner = TestIds.owner();
+        long orderId = Payments.order(owner);
+        String key = TestIds.key();
+
+        for (String badKey : new String[] { "\"" + key, "\"" + key + "\";v=1", "\"\"", "\"" + key + "\", \"" + key + "\"" }) {
+            Payments.pay(owner, orderId, badKey, body(700, "CNY")).then().statusCode(400)
+                    .contentType("application/problem+json")
+                    .body("type", equalTo("/problems/invalid-idempotency-key"));
+        }
+        assertEquals(0, Payments.paymentsOf(orderId), "nothing recorded");
+
+        long paymentId = Payments.pay(owner, orderId, "\"" + key + "\"", body(700, "CNY")).then().statusCode(202)
+                .header("Idempotent-Replayed", "false").extract().jsonPath().getLong("paymentId");
+        Payments.pay(owner, orderId, key, body(700, "CNY")).then()
+                .header("Idempotent-Replayed", "true")
+                .header("Location", "/api/payments/" + paymentId);
+        assertEquals(paymentId, Payments.record(owner, key).get("resource_id"), "stored without the quotes");
+        assertEquals(1, Payments.paymentsOf(orderId));
+    }
+
+    @Test
     void aSecondKeyForAPaidOrderIsRefusedAndNotRecorded() throws Exception {
         long owner = TestIds.owner();
         long orderId = Payments.order(owner);
