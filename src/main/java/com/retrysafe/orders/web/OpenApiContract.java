@@ -13,6 +13,7 @@ import org.eclipse.microprofile.openapi.OASFactory;
 import org.eclipse.microprofile.openapi.OASFilter;
 import org.eclipse.microprofile.openapi.models.OpenAPI;
 import org.eclipse.microprofile.openapi.models.Operation;
+import org.eclipse.microprofile.openapi.models.PathItem;
 import org.eclipse.microprofile.openapi.models.media.Schema;
 import org.eclipse.microprofile.openapi.models.responses.APIResponse;
 import org.eclipse.microprofile.openapi.models.responses.APIResponses;
@@ -22,7 +23,7 @@ import io.quarkus.smallrye.openapi.OpenApiFilter;
 /**
  * Completes the OpenAPI document with the answers that every route of a kind shares, so that the
  * resources annotate only what is their own (their success, their 404, their 422). For every
- * {@code /api} operation: {@code 401} and {@code 503}; with a body, {@code 400 invalid-request},
+ * {@code /api} operation: {@code 401} and {@code 503}; for one that writes, {@code 500 outcome-unknown}; with a body, {@code 400 invalid-request},
  * {@code 413} and {@code 415}; with a group in its security requirement, {@code 403}; with the
  * {@code Idempotency-Key} parameter, the key's {@code 400}s and the two {@code 409}s. Every problem
  * answer becomes {@code application/problem+json} with the {@code Problem} schema, its
@@ -43,12 +44,14 @@ public class OpenApiContract implements OASFilter {
                 Arrays.stream(ProblemType.values()).map(type -> (Object) type.typeUri()).toList());
         api.getPaths().getPathItems().forEach((path, item) -> {
             if (path.startsWith("/api/")) {
-                item.getOperations().values().forEach(OpenApiContract::completeProblems);
+                item.getOperations().forEach((method, operation) -> completeProblems(operation,
+                        method != PathItem.HttpMethod.GET && method != PathItem.HttpMethod.HEAD));
             }
         });
     }
 
-    private static void completeProblems(Operation operation) {
+    /** @param writes the operation commits a transaction, whose COMMIT may go unanswered */
+    private static void completeProblems(Operation operation, boolean writes) {
         APIResponses responses = operation.getResponses();
         Map<String, Set<ProblemType>> problems = new TreeMap<>();
         responses.getAPIResponses().forEach((code, response) -> {
@@ -68,6 +71,9 @@ public class OpenApiContract implements OASFilter {
             add(problems, ProblemType.INVALID_REQUEST);
             add(problems, ProblemType.PAYLOAD_TOO_LARGE);
             add(problems, ProblemType.UNSUPPORTED_MEDIA_TYPE);
+        }
+        if (writes) {
+            add(problems, ProblemType.OUTCOME_UNKNOWN);
         }
         if (isIdempotent(operation)) {
             add(problems, ProblemType.MISSING_IDEMPOTENCY_KEY);
@@ -105,7 +111,8 @@ public class OpenApiContract implements OASFilter {
                         .enumeration(types.stream().map(type -> (Object) type.typeUri()).toList())));
         response.setContent(OASFactory.createContent().addMediaType(Problem.MEDIA_TYPE,
                 OASFactory.createMediaType().schema(narrowed)));
-        if (types.contains(ProblemType.REQUEST_IN_PROGRESS) || types.contains(ProblemType.TEMPORARILY_UNAVAILABLE)) {
+        if (types.contains(ProblemType.REQUEST_IN_PROGRESS) || types.contains(ProblemType.TEMPORARILY_UNAVAILABLE)
+                || types.contains(ProblemType.OUTCOME_UNKNOWN)) {
             response.addHeader("Retry-After", OASFactory.createHeader().ref("RetryAfter"));
         }
         return response;
@@ -122,6 +129,7 @@ public class OpenApiContract implements OASFilter {
             case REQUEST_IN_PROGRESS -> "`request-in-progress`: the first request with this key is still running after waiting `idempotency.in-flight-wait` (2 s by default); retry with the same key after `Retry-After`.";
             case PAYLOAD_TOO_LARGE -> "The body is larger than the limit (64 KiB by default).";
             case UNSUPPORTED_MEDIA_TYPE -> "The body is not `application/json`.";
+            case OUTCOME_UNKNOWN -> "`outcome-unknown`: the database did not confirm the COMMIT, so the request may or may not have taken effect. Send the same request again (with the same Idempotency-Key, where the route takes one) after `Retry-After` to learn the outcome.";
             case TEMPORARILY_UNAVAILABLE -> "The database is unavailable or too slow. The transaction is known not to have committed: nothing is recorded, and a retry with the same key after `Retry-After` is safe.";
             default -> type.title() + ".";
         };

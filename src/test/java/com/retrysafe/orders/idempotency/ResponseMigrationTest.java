@@ -17,7 +17,7 @@ import io.quarkus.test.junit.QuarkusTest;
 /**
  * V7 turns the stored response from jsonb into text: a record stored before it must replay the
  * bytes it replayed before (jsonb's rendering), and its column keeps whatever text is written next.
- * Runs the migrations up to V5 (the last before V7 on this branch), then to V7, in a schema of its own.
+ * Runs the migrations up to V6, then to V7, in a schema of its own.
  */
 @QuarkusTest
 class ResponseMigrationTest {
@@ -26,7 +26,7 @@ class ResponseMigrationTest {
     void aResponseStoredAsJsonbBeforeV7ReplaysTheSameTextAfterIt() {
         String schema = "v7_check_" + ThreadLocalRandom.current().nextInt(1_000_000);
         try {
-            flyway(schema, "5").migrate();
+            flyway(schema, "6").migrate();
             Db.update("INSERT INTO " + schema + ".idempotency_record (owner_id, operation, idempotency_key, "
                     + "request_hash, status, http_status, response_json, expires_at) VALUES (1, 'CREATE_ORDER', "
                     + "'migrated-key-0001', repeat('0', 64), 'SUCCEEDED', 201, "

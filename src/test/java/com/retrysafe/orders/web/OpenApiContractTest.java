@@ -52,6 +52,7 @@ class OpenApiContractTest {
                     "413 payload-too-large",
                     "415 unsupported-media-type",
                     "422 unknown-sku insufficient-stock",
+                    "500 outcome-unknown",
                     "503 temporarily-unavailable"),
             route("GET", "/api/orders/{orderId}", ANY_CALLER, NO_KEY,
                     "200", "401 unauthorized", "404 not-found", "503 temporarily-unavailable"),
@@ -64,6 +65,7 @@ class OpenApiContractTest {
                     "403 forbidden",
                     "413 payload-too-large",
                     "415 unsupported-media-type",
+                    "500 outcome-unknown",
                     "503 temporarily-unavailable"),
             route("GET", "/api/inventory/{skuId}", ANY_CALLER, NO_KEY,
                     "200", "401 unauthorized", "404 not-found", "503 temporarily-unavailable"),
@@ -77,6 +79,7 @@ class OpenApiContractTest {
                     "413 payload-too-large",
                     "415 unsupported-media-type",
                     "422 payment-declined",
+                    "500 outcome-unknown",
                     "502 payment-failed",
                     "503 temporarily-unavailable"),
             route("GET", "/api/payments/{paymentId}", ANY_CALLER, NO_KEY,
@@ -158,7 +161,7 @@ class OpenApiContractTest {
                 }
             });
         }
-        assertEquals(new TreeSet<>(List.of(400, 401, 403, 404, 409, 413, 415, 422, 502, 503)), statuses,
+        assertEquals(new TreeSet<>(List.of(400, 401, 403, 404, 409, 413, 415, 422, 500, 502, 503)), statuses,
                 "every problem answer of API.md is somewhere in the table");
 
         JsonNode scheme = document.at("/components/securitySchemes/bearerJwt");
@@ -197,7 +200,8 @@ class OpenApiContractTest {
             List<String> documented = new ArrayList<>();
             answer.path("x-problem-types").forEach(slug -> documented.add(slug.asText()));
             assertEquals(new TreeSet<>(slugs), new TreeSet<>(documented), where + ": its problem types");
-            if (slugs.contains("request-in-progress") || slugs.contains("temporarily-unavailable")) {
+            if (slugs.contains("request-in-progress") || slugs.contains("temporarily-unavailable")
+                    || slugs.contains("outcome-unknown")) {
                 assertTrue(answer.at("/headers/Retry-After").has("$ref"), where + ": Retry-After");
             }
             if (route.idempotent() && (status == 422 || status == 502)) {
