@@ -25,8 +25,7 @@ public class IdempotencyRepository {
      * whose work is still running has no expiry ('infinity').
      */
     private static final String FIND_LIVE = """
-            SELECT id, request_hash, status, http_status, response_json::text AS response_json,
-                   response_location, resource_id,
+            SELECT id, request_hash, status, http_status, response_json, response_location, resource_id,
                    CASE WHEN expires_at = 'infinity' THEN NULL
                         ELSE (extract(epoch FROM expires_at) * 1000)::bigint END AS expires_at_ms
               FROM idempotency_record
@@ -61,15 +60,15 @@ public class IdempotencyRepository {
     /*
      * An accepted request (stored still PROCESSING: its work goes on after this transaction) gets
      * no expiry: its record lives as long as its work, and whoever ends the work gives it end +
-     * retention (finishAccepted).
+     * retention (finishAccepted). The body is stored as the text that is sent (a text column):
+     * every replay sends these bytes.
      */
     private static final String COMPLETE = """
             UPDATE idempotency_record
-               SET status = $2::text, http_status = $3, response_json = $4::text::jsonb,
+               SET status = $2::text, http_status = $3, response_json = $4,
                    response_location = $5, resource_id = $6, updated_at = now(),
                    expires_at = CASE WHEN $2::text = 'PROCESSING' THEN 'infinity' ELSE expires_at END
              WHERE id = $1 AND status = 'PROCESSING'
-            RETURNING response_json::text AS response_json
             """;
 
     /*
@@ -135,9 +134,8 @@ public class IdempotencyRepository {
     }
 
     /**
-     * Stores the step's response and emits it as every replay will read it: jsonb rewrites the
-     * text (key order, spacing), so the first answer is sent in that form too, byte for byte the
-     * same as any replay from the database or from the cache.
+     * Stores the step's response as it is, and emits it: the first answer, and every replay from
+     * the database or from the cache, are this same text.
      */
     public Uni<StoredResponse> complete(SqlConnection tx, long recordId, StepResult result) {
         StoredResponse response = result.response();
@@ -150,12 +148,10 @@ public class IdempotencyRepository {
                         .addString(response.location())
                         .addLong(response.resourceId()))
                 .map(rows -> {
-                    RowIterator<Row> iterator = rows.iterator();
-                    if (!iterator.hasNext()) {
+                    if (rows.rowCount() != 1) {
                         throw new IllegalStateException("Idempotency record " + recordId + " was not PROCESSING");
                     }
-                    return new StoredResponse(response.status(), iterator.next().getString("response_json"),
-                            response.location(), response.resourceId());
+                    return response;
                 });
     }
 

@@ -168,8 +168,9 @@ public class IdempotencyService {
 
     /**
      * One line per request. The fields also go to the MDC, so the JSON log format (prod) carries
-     * them as separate keys under "mdc". The key is logged as sent: it is useless without the
-     * owner's token, its alphabet can't forge a line, and support looks requests up by it.
+     * them as separate keys under "mdc". The key is logged in its validated form (without the
+     * quotes of the sf-string spelling, as it is stored): it is useless without the owner's token,
+     * its alphabet can't forge a line, and support looks requests up by it.
      */
     private void report(IdempotentRequest request, Decision decision, long elapsedNanos) {
         metrics.count(request.operation(), decision.outcome);

@@ -87,6 +87,30 @@ class CreateOrderTest {
     }
 
     @Test
+    void theFirstAnswerEveryReplayAndGetAreOneJsonText() {
+        long owner = TestIds.owner();
+        long sku = skuWithStock(10);
+        String key = TestIds.key();
+
+        String first = createOrder(owner, key, orderBody(sku, 2)).then().statusCode(201).extract().asString();
+        long orderId = readTree(first).get("orderId").asLong();
+        String orderNo = readTree(first).get("orderNo").asText();
+        // The field order of API.md section 2, no spaces: the service's one serializer.
+        assertEquals("{\"orderId\":" + orderId + ",\"orderNo\":\"" + orderNo + "\",\"status\":\"CREATED\",\"skuId\":"
+                + sku + ",\"quantity\":2}", first);
+        String replay = createOrder(owner, key, "{\"quantity\": 2.0, \"skuId\": " + sku + "}").then().statusCode(201)
+                .header("Idempotent-Replayed", "true").extract().asString();
+        String read = RestAssured.given()
+                .header("Authorization", "Bearer " + com.retrysafe.orders.support.Tokens.user(owner))
+                .when().get("/api/orders/" + orderId)
+                .then().statusCode(200).extract().asString();
+
+        assertEquals(first, replay, "a replay sends the first answer's bytes");
+        assertEquals(first, read, "GET sends the same bytes as the answer that created the order");
+        assertEquals(first, Db.record(owner, key).get("response_json"), "stored as the text that was sent");
+    }
+
+    @Test
     void sameKeyWithADifferentRequestIsAConflictAndChangesNothing() {
         long owner = TestIds.owner();
         long sku = skuWithStock(10);
@@ -220,6 +244,54 @@ class CreateOrderTest {
                 .when().post("/api/orders")
                 .then().statusCode(400).body("type", equalTo("/problems/invalid-idempotency-key"));
 
+        assertEquals(0, Db.count("SELECT count(*) FROM idempotency_record WHERE owner_id = ?", owner));
+        assertEquals(0, Db.orders(owner));
+        assertEquals(10, Db.stock(sku));
+    }
+
+    @Test
+    void aKeySentAsAStructuredFieldStringNamesTheSameKeyAsTheBareToken() {
+        long owner = TestIds.owner();
+        long sku = skuWithStock(10);
+        String key = TestIds.key();
+
+        Response quoted = createOrder(owner, "\"" + key + "\"", orderBody(sku, 2));
+        Response bare = createOrder(owner, key, orderBody(sku, 2));
+        Response quotedAgain = createOrder(owner, "\"" + key + "\"", orderBody(sku, 2));
+
+        quoted.then().statusCode(201).header("Idempotent-Replayed", "false");
+        bare.then().statusCode(201).header("Idempotent-Replayed", "true");
+        quotedAgain.then().statusCode(201).header("Idempotent-Replayed", "true");
+        assertEquals(quoted.asString(), bare.asString());
+        assertEquals(quoted.asString(), quotedAgain.asString());
+        assertEquals(1, Db.count("SELECT count(*) FROM idempotency_record WHERE owner_id = ?", owner));
+        assertEquals(201, Db.record(owner, key).get("http_status"), "stored without the quotes");
+        assertEquals(1, Db.orders(owner));
+        assertEquals(8, Db.stock(sku));
+    }
+
+    @Test
+    void anythingElseInQuotesIsAnInvalidKeyAndNothingIsRecorded() {
+        long owner = TestIds.owner();
+        long sku = skuWithStock(10);
+        String key = TestIds.key();
+        for (String badKey : new String[] {
+                "\"" + key, // unterminated
+                key + "\"",
+                "\"" + key.substring(0, 8) + "\\\"" + key.substring(8) + "\"", // an escape (\")
+                "\"" + key.substring(0, 8) + "\\\\" + key.substring(8) + "\"", // an escape (\\)
+                "\"" + key + "\";v=1", // a parameter
+                "\"" + key + "\", \"" + TestIds.key() + "\"", // a list
+                "\"" + key + "\" \"" + key + "\"",
+                "\"\"", // empty
+                "\"short-key-15chr\"",
+                "\"has space in the key\"",
+                "'" + key + "'" }) {
+            createOrder(owner, badKey, orderBody(sku, 1)).then().statusCode(400)
+                    .contentType("application/problem+json")
+                    .body("type", equalTo("/problems/invalid-idempotency-key"))
+                    .body("detail", org.hamcrest.Matchers.not(containsString(key)));
+        }
         assertEquals(0, Db.count("SELECT count(*) FROM idempotency_record WHERE owner_id = ?", owner));
         assertEquals(0, Db.orders(owner));
         assertEquals(10, Db.stock(sku));

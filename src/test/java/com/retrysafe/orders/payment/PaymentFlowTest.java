@@ -40,6 +40,8 @@ class PaymentFlowTest {
     static final long DECLINED_AMOUNT = 40_402;
     static final long REJECTED_AMOUNT = 40_400;
     static final long UNAVAILABLE_AMOUNT = 50_503;
+    /** Paid only after a while, so the payment is seen PENDING first. */
+    static final long SLOW_AMOUNT = 20_015;
 
     @BeforeAll
     static void scriptProvider() {
@@ -47,6 +49,7 @@ class PaymentFlowTest {
         FakeProviderResource.provider().scriptAmount(DECLINED_AMOUNT, Answer.decline("insufficient_funds"));
         FakeProviderResource.provider().scriptAmount(REJECTED_AMOUNT, Answer.status(400));
         FakeProviderResource.provider().scriptAmount(UNAVAILABLE_AMOUNT, Answer.status(503));
+        FakeProviderResource.provider().scriptAmount(SLOW_AMOUNT, Answer.slowSuccess(Duration.ofMillis(1500)));
     }
 
     @Test
@@ -88,6 +91,55 @@ class PaymentFlowTest {
         assertEquals(paymentId, record.get("resource_id"));
         assertEquals(1, Payments.paymentsOf(orderId));
         assertEquals(1, FakeProviderResource.provider().charges((String) payment.get("provider_key")));
+    }
+
+    @Test
+    void theAnswersAndGetOfOnePaymentAreOneJsonTextInEachState() throws Exception {
+        long owner = TestIds.owner();
+        long orderId = Payments.order(owner);
+        String key = TestIds.key();
+        String body = body(SLOW_AMOUNT, "CNY");
+
+        String accepted = Payments.pay(owner, orderId, key, body).then().statusCode(202).extract().asString();
+        long paymentId = io.restassured.path.json.JsonPath.from(accepted).getLong("paymentId");
+        assertEquals("{\"paymentId\":" + paymentId + ",\"orderId\":" + orderId
+                + ",\"status\":\"PENDING\",\"amount\":" + SLOW_AMOUNT + ",\"currency\":\"CNY\"}", accepted);
+        // The provider answers after 1.5 s: both reads below see the payment PENDING.
+        String inProgress = Payments.pay(owner, orderId, key, body).then().statusCode(202)
+                .header("Idempotent-Replayed", "true").extract().asString();
+        String readPending = Payments.get(owner, paymentId).then().statusCode(200).extract().asString();
+        assertEquals(accepted, inProgress, "the in-progress replay");
+        assertEquals(accepted, readPending, "GET while pending");
+
+        assertEquals("PAID", Payments.awaitFinal(paymentId));
+        String paid = Payments.pay(owner, orderId, key, body).then().statusCode(201)
+                .header("Idempotent-Replayed", "true").extract().asString();
+        String readPaid = Payments.get(owner, paymentId).then().statusCode(200).extract().asString();
+        assertEquals(accepted.replace("\"PENDING\"", "\"PAID\""), paid, "the final answer, same field order");
+        assertEquals(paid, readPaid, "GET once paid");
+        assertEquals(paid, Payments.record(owner, key).get("response_json"), "stored as the text that was sent");
+    }
+
+    @Test
+    void aQuotedKeyNamesTheSamePaymentAndAnythingElseInQuotesRecordsNothing() throws Exception {
+        long owner = TestIds.owner();
+        long orderId = Payments.order(owner);
+        String key = TestIds.key();
+
+        for (String badKey : new String[] { "\"" + key, "\"" + key + "\";v=1", "\"\"", "\"" + key + "\", \"" + key + "\"" }) {
+            Payments.pay(owner, orderId, badKey, body(700, "CNY")).then().statusCode(400)
+                    .contentType("application/problem+json")
+                    .body("type", equalTo("/problems/invalid-idempotency-key"));
+        }
+        assertEquals(0, Payments.paymentsOf(orderId), "nothing recorded");
+
+        long paymentId = Payments.pay(owner, orderId, "\"" + key + "\"", body(700, "CNY")).then().statusCode(202)
+                .header("Idempotent-Replayed", "false").extract().jsonPath().getLong("paymentId");
+        Payments.pay(owner, orderId, key, body(700, "CNY")).then()
+                .header("Idempotent-Replayed", "true")
+                .header("Location", "/api/payments/" + paymentId);
+        assertEquals(paymentId, Payments.record(owner, key).get("resource_id"), "stored without the quotes");
+        assertEquals(1, Payments.paymentsOf(orderId));
     }
 
     @Test

@@ -13,6 +13,12 @@ import jakarta.ws.rs.Path;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.MediaType;
 
+import org.eclipse.microprofile.openapi.annotations.Operation;
+import org.eclipse.microprofile.openapi.annotations.extensions.Extension;
+import org.eclipse.microprofile.openapi.annotations.media.Content;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
+import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
+import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 import org.jboss.resteasy.reactive.RestPath;
 
 import com.retrysafe.orders.db.BoundedTransaction;
@@ -32,6 +38,7 @@ import io.vertx.mutiny.sqlclient.Pool;
 
 /** Stock levels. {@code PUT} sets an absolute value, so it is idempotent by nature and needs no key. */
 @Path("/api/inventory/{skuId}")
+@Tag(name = "Inventory")
 @Produces(MediaType.APPLICATION_JSON)
 public class InventoryResource {
 
@@ -51,6 +58,10 @@ public class InventoryResource {
     @PUT
     @RolesAllowed("inventory-admin")
     @Consumes(MediaType.APPLICATION_JSON)
+    @Operation(summary = "Set a SKU's available stock (needs group inventory-admin)",
+            description = "Sets, never adds: repeating the same request changes nothing, so it needs no Idempotency-Key.")
+    @APIResponse(responseCode = "200", description = "The stock as set.",
+            content = @Content(mediaType = MediaType.APPLICATION_JSON, schema = @Schema(implementation = Inventory.class)))
     public Uni<Inventory> set(@RestPath long skuId, @Valid @NotNull SetStockRequest request) {
         owner.id();
         if (skuId <= 0) {
@@ -63,6 +74,11 @@ public class InventoryResource {
 
     @GET
     @Authenticated
+    @Operation(summary = "Read a SKU's available stock")
+    @APIResponse(responseCode = "200", description = "The stock.",
+            content = @Content(mediaType = MediaType.APPLICATION_JSON, schema = @Schema(implementation = Inventory.class)))
+    @APIResponse(responseCode = "404", description = "No such SKU.",
+            extensions = @Extension(name = "x-problem-types", value = "not-found"))
     public Uni<Inventory> get(@RestPath long skuId) {
         owner.id();
         return Deadline.within(inventory.find(pool, skuId), dbTimeout)

@@ -69,11 +69,12 @@ public class PaymentRepository {
     /*
      * The PAY_ORDER record that accepted this payment. It had no expiry while the payment ran
      * (API.md section 8: a record lives as long as its work); the final answer is kept for the
-     * retention from now, the moment the payment ended.
+     * retention from now, the moment the payment ended. The body is stored as the text that
+     * replays send.
      */
     private static final String FINISH_RECORD = """
             UPDATE idempotency_record
-               SET status = $3, http_status = $4, response_json = $5::text::jsonb, response_location = $6,
+               SET status = $3, http_status = $4, response_json = $5, response_location = $6,
                    updated_at = now(), expires_at = clock_timestamp() + $7 * interval '1 millisecond'
              WHERE operation = 'PAY_ORDER' AND resource_id = $1 AND owner_id = $2
                AND status IN ('PROCESSING', 'FAILED_RETRYABLE')

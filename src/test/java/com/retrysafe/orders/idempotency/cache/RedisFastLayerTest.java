@@ -139,6 +139,10 @@ class RedisFastLayerTest {
             reused = createOrder(owner, key, orderBody(sku, 3));
         }
         assertSameAnswer(fromDatabase, fromRedis);
+        assertEquals(created.asString(), fromRedis.asString(), "the first answer's bytes, from Redis");
+        assertEquals(created.asString(), given().header("Authorization", "Bearer " + token)
+                .when().get(created.header("Location")).then().statusCode(200).extract().asString(),
+                "and GET's");
         fromRedis.then().statusCode(201).header("Idempotent-Replayed", "true")
                 .header("Location", created.header("Location"));
         assertEquals(created.jsonPath().getLong("orderId"), fromRedis.jsonPath().getLong("orderId"));

@@ -1,0 +1,12 @@
+-- A stored response is replayed as the very text the service sent first (API.md section 6: the
+-- first answer, every replay and GET are one JSON text). jsonb keeps neither the key order nor the
+-- spacing of what it was given, so the column keeps the text itself; nothing parses it on the
+-- way in or out.
+--
+-- Existing values become jsonb's own rendering, which is exactly what their first answer and
+-- every replay have sent so far (the service used to send the first answer in that form too):
+-- each stored response stays replayable, byte for byte as before.
+--
+-- The type change rewrites the table under an exclusive lock; it holds at most one retention
+-- window (idempotency.retention, 24 h by default) of records.
+ALTER TABLE idempotency_record ALTER COLUMN response_json TYPE text USING response_json::text;
