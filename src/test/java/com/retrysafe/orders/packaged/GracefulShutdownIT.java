@@ -1,6 +1,7 @@
 package com.retrysafe.orders.packaged;
 
 import static com.retrysafe.orders.packaged.PackagedJar.awaitReady;
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -123,7 +124,12 @@ class GracefulShutdownIT {
                 String prefix = "gs-" + run + "-" + client + "-";
                 streams.add(threads.submit(() -> stream(base, token, prefix, timeline, stop)));
             }
-            TimeUnit.SECONDS.sleep(2);
+            try (Connection db = jar.jdbc(); Statement statement = db.createStatement()) {
+                await("every client to be streaming orders").atMost(Duration.ofSeconds(30))
+                        .pollInterval(Duration.ofMillis(50)).until(() -> PackagedJar.single(statement,
+                                "SELECT count(*) FROM idempotency_record WHERE status = 'SUCCEEDED'"
+                                        + " AND idempotency_key LIKE 'gs-" + run + "-%'") >= CLIENTS * 10L);
+            }
 
             try (Connection lock = jar.jdbc()) {
                 // Orders for this SKU block on its row until the test lets go: they are in flight
@@ -155,7 +161,8 @@ class GracefulShutdownIT {
             if (app.isAlive()) {
                 app.destroyForcibly();
             }
-            // The clients go on until the port refuses them, and a little longer.
+            // The clients go on until the port refuses them, and a little longer: a time, since
+            // what is watched is that nothing goes wrong after the exit.
             TimeUnit.MILLISECONDS.sleep(200);
             stop.set(true);
             threads.shutdown();
@@ -326,6 +333,7 @@ class GracefulShutdownIT {
             attempts.add(attempt);
             if (attempt.outcome == Outcome.REFUSED) {
                 timeline.refused.accumulateAndGet(attempt.sentAt, Math::min);
+                // A refused connection answers at once: pace the retries as a client would.
                 TimeUnit.MILLISECONDS.sleep(10);
             }
         }
@@ -379,31 +387,30 @@ class GracefulShutdownIT {
                 )
                 SELECT count(*) FROM blocked
                 """.formatted(holderPid);
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         try (Connection db = jar.jdbc(); Statement statement = db.createStatement()) {
-            while (PackagedJar.single(statement, blockedBehindHolder) < expected) {
-                assertTrue(System.nanoTime() < deadline, "the held orders reached the locked row");
-                TimeUnit.MILLISECONDS.sleep(20);
-            }
+            await("the " + expected + " held orders to reach the locked row").atMost(Duration.ofSeconds(10))
+                    .pollInterval(Duration.ofMillis(20))
+                    .until(() -> PackagedJar.single(statement, blockedBehindHolder) >= expected);
         }
     }
 
     /** Polls the log for a line containing {@code text}; returns when it was first seen (nanoTime). */
     private static long awaitLogLine(Process app, Path log, String text, Duration within, long since)
             throws Exception {
-        long deadline = since + within.toNanos();
-        while (System.nanoTime() < deadline) {
-            if (Files.readString(log, StandardCharsets.UTF_8).contains(text)) {
-                return System.nanoTime();
-            }
-            if (!app.isAlive()) {
-                throw new AssertionError("the application ended (exit status " + app.exitValue() + ") without"
-                        + " waiting for the requests in flight");
-            }
-            TimeUnit.MILLISECONDS.sleep(10);
-        }
-        throw new AssertionError("\"" + text + "\" not logged within " + within.toSeconds() + " s of SIGTERM: the"
-                + " server did not wait for the requests in flight (is quarkus.shutdown.timeout set?)");
+        Duration left = Duration.ofNanos(Math.max(1, since + within.toNanos() - System.nanoTime()));
+        await("\"" + text + "\" logged within " + within.toSeconds() + " s of SIGTERM (the server waits for the"
+                + " requests in flight; is quarkus.shutdown.timeout set?)").atMost(left)
+                .pollInterval(Duration.ofMillis(10)).until(() -> {
+                    if (Files.readString(log, StandardCharsets.UTF_8).contains(text)) {
+                        return true;
+                    }
+                    if (!app.isAlive()) {
+                        throw new AssertionError("the application ended (exit status " + app.exitValue()
+                                + ") without waiting for the requests in flight");
+                    }
+                    return false;
+                });
+        return System.nanoTime();
     }
 
     /** ERROR lines logged after the line containing {@code marker}. */
@@ -480,6 +487,7 @@ class GracefulShutdownIT {
                     return;
                 }
                 try {
+                    // A probe's pace: it records when readiness changed, so it samples in time.
                     TimeUnit.MILLISECONDS.sleep(20);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
