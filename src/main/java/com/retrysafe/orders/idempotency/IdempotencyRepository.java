@@ -29,6 +29,23 @@ public class IdempotencyRepository {
             """;
 
     /*
+     * Right before the claim, in the same transaction: an expired record the claim is about to take
+     * over goes to the audit trail first, as the cleanup would have sent it. FOR UPDATE makes a
+     * second claimer wait here and then find the row live (taken over), so a record is audited
+     * once; the wait is bounded like the claim's own.
+     */
+    private static final String AUDIT_TAKEOVER = """
+            INSERT INTO idempotency_audit (owner_id, operation, idempotency_key, request_hash, status, http_status,
+                                           resource_id, created_at, completed_at, expired_at)
+            SELECT owner_id, operation, idempotency_key, request_hash, status, http_status, resource_id, created_at,
+                   CASE WHEN status = 'PROCESSING' THEN NULL ELSE updated_at END, expires_at
+              FROM idempotency_record
+             WHERE owner_id = $1 AND operation = $2 AND idempotency_key = $3
+               AND expires_at <= now()
+               FOR UPDATE
+            """;
+
+    /*
      * Claims the key in one statement: a new row, or the takeover of an expired one. A live row
      * is left as it is and nothing is returned. If another transaction holds the key uncommitted,
      * this waits on the unique index until that one ends (bounded by lock_timeout), then sees its
@@ -59,15 +76,28 @@ public class IdempotencyRepository {
             RETURNING response_json::text AS response_json
             """;
 
-    /* SKIP LOCKED: replicas running the job at once take different rows instead of queueing. */
+    /*
+     * SKIP LOCKED: replicas running the job at once take different rows instead of queueing. Each
+     * deleted row leaves its audit row (API.md section 10) in the same statement, so a record is
+     * never gone without one, nor audited twice. The response body is not carried over.
+     */
     private static final String DELETE_EXPIRED_BATCH = """
-            DELETE FROM idempotency_record
-             WHERE id IN (SELECT id
-                            FROM idempotency_record
-                           WHERE expires_at <= now()
-                           ORDER BY expires_at
-                           LIMIT $1
-                           FOR UPDATE SKIP LOCKED)
+            WITH expired AS (
+                DELETE FROM idempotency_record
+                 WHERE id IN (SELECT id
+                                FROM idempotency_record
+                               WHERE expires_at <= now()
+                               ORDER BY expires_at
+                               LIMIT $1
+                               FOR UPDATE SKIP LOCKED)
+                RETURNING owner_id, operation, idempotency_key, request_hash, status, http_status, resource_id,
+                          created_at, updated_at, expires_at
+            )
+            INSERT INTO idempotency_audit (owner_id, operation, idempotency_key, request_hash, status, http_status,
+                                           resource_id, created_at, completed_at, expired_at)
+            SELECT owner_id, operation, idempotency_key, request_hash, status, http_status, resource_id, created_at,
+                   CASE WHEN status = 'PROCESSING' THEN NULL ELSE updated_at END, expires_at
+              FROM expired
             """;
 
     public Uni<IdempotencyRecord> findLive(SqlClient client, IdempotentRequest request) {
@@ -98,6 +128,12 @@ public class IdempotencyRepository {
         // its statements are limited by statement_timeout (idempotency.db-timeout) alone.
         // 1 ms, not 0: lock_timeout = 0 means no bound at all.
         Uni<?> failFastIfHeld = waitForHolder ? NOTHING_TO_SET : tx.query("SET LOCAL lock_timeout = 1").execute();
+        Tuple scope = Tuple.of(request.ownerId(), request.operation().name(), request.key().value());
+        // Statements on one connection run in order: a failure here arrives first and decides the
+        // combined outcome, so its lock timeout must mean the same as the claim's.
+        Uni<?> auditTakeover = tx.preparedQuery(AUDIT_TAKEOVER).execute(scope)
+                .onFailure(failure -> DatabaseErrors.hasSqlState(failure, DatabaseErrors.LOCK_NOT_AVAILABLE))
+                .transform(failure -> new InFlightWaitExpired());
         Uni<Long> claim = tx.preparedQuery(CLAIM)
                 .execute(Tuple.of(request.ownerId(), request.operation().name(), request.key().value(),
                         request.fingerprint(), retention.toMillis()))
@@ -108,7 +144,8 @@ public class IdempotencyRepository {
                 .onFailure(failure -> DatabaseErrors.hasSqlState(failure, DatabaseErrors.LOCK_NOT_AVAILABLE))
                 .transform(failure -> new InFlightWaitExpired());
         Uni<?> liftLockBound = tx.query("SET LOCAL lock_timeout = 0").execute();
-        return Uni.combine().all().unis(failFastIfHeld, claim, liftLockBound).with((ignored, id, lifted) -> id);
+        return Uni.combine().all().unis(failFastIfHeld, auditTakeover, claim, liftLockBound)
+                .with((ignored, audited, id, lifted) -> id);
     }
 
     /**
