@@ -12,6 +12,7 @@ import com.retrysafe.orders.db.DatabaseTimeoutException;
 import com.retrysafe.orders.db.Deadline;
 import com.retrysafe.orders.idempotency.cache.CachedResponse;
 import com.retrysafe.orders.idempotency.cache.IdempotencyCache;
+import com.retrysafe.orders.tracing.TracedWork;
 import com.retrysafe.orders.web.ProblemException;
 import com.retrysafe.orders.web.ProblemType;
 
@@ -49,14 +50,16 @@ public class IdempotencyService {
     private final IdempotencyConfig config;
     private final IdempotencyMetrics metrics;
     private final IdempotencyCache cache;
+    private final TracedWork traced;
 
     public IdempotencyService(Pool pool, IdempotencyRepository repository, IdempotencyConfig config,
-            IdempotencyMetrics metrics, IdempotencyCache cache) {
+            IdempotencyMetrics metrics, IdempotencyCache cache, TracedWork traced) {
         this.pool = pool;
         this.repository = repository;
         this.config = config;
         this.metrics = metrics;
         this.cache = cache;
+        this.traced = traced;
     }
 
     /**
@@ -148,7 +151,7 @@ public class IdempotencyService {
             return Uni.combine().all().unis(begin, claim).asTuple()
                     .flatMap(started -> runClaimed(connection, request, step, started.getItem2(),
                             claimSentAt + config.retention().toNanos())
-                            .call(() -> started.getItem1().commit()));
+                            .call(() -> traced.clientCall("COMMIT", "COMMIT", () -> started.getItem1().commit())));
         }).onFailure(IdempotencyRepository.InFlightWaitExpired.class).recoverWithItem(Decision.IN_PROGRESS);
         // The server bounds every statement; this client-side bound is only for a server that has
         // stopped answering, so it leaves room for the longest legitimate wait.
