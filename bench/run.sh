@@ -487,7 +487,9 @@ done
 cache_counts() {
     curl -fsS --max-time 10 "$BASE/q/metrics" | awk '
         /^idempotency_cache_requests_total\{/ {
-            r = $0; sub(/.*result="/, "", r); sub(/".*/, "", r); n[r] += $NF; seen = 1 }
+            r = $0; sub(/.*result="/, "", r); sub(/".*/, "", r)
+            v = $0; sub(/^[^}]*\} */, "", v); sub(/ .*/, "", v)   # the value, not an exemplar after it
+            n[r] += v; seen = 1 }
         END { if (!seen) exit 1
               printf "%d %d %d %d\n", n["hit"], n["miss"], n["error"], n["bypass"] }'
 }

@@ -3,6 +3,7 @@ package com.retrysafe.orders.db;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 import org.jboss.logging.Logger;
 
@@ -45,13 +46,24 @@ public final class BoundedTransaction {
      * @param work must use only the connection it is given
      */
     public static <T> Uni<T> run(Pool pool, Duration limit, Function<SqlConnection, Uni<T>> work) {
+        return run(pool, limit, work, Supplier::get);
+    }
+
+    /**
+     * {@link #run(Pool, Duration, Function)}, with the commit step wrapped, e.g. in a span.
+     *
+     * @param aroundCommit subscribes to the commit it is given at most once, and emits its outcome
+     */
+    public static <T> Uni<T> run(Pool pool, Duration limit, Function<SqlConnection, Uni<T>> work,
+            Function<Supplier<Uni<Void>>, Uni<Void>> aroundCommit) {
         return Uni.createFrom().deferred(() -> {
             AtomicReference<Stage> stage = new AtomicReference<>(Stage.RUNNING);
             Uni<T> transaction = pool.withConnection(connection -> {
                 Uni<Transaction> begin = connection.begin();
                 Uni<T> body = work.apply(connection);
                 return Uni.combine().all().unis(begin, body).asTuple()
-                        .flatMap(started -> commit(started.getItem1(), stage).replaceWith(started.getItem2()));
+                        .flatMap(started -> aroundCommit.apply(() -> commit(started.getItem1(), stage))
+                                .replaceWith(started.getItem2()));
             });
             return transaction.ifNoItem().after(limit).recoverWithUni(() -> Uni.createFrom().failure(
                     stage.compareAndSet(Stage.RUNNING, Stage.ABANDONED)

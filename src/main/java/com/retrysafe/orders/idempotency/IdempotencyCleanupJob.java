@@ -6,13 +6,15 @@ import org.jboss.logging.Logger;
 
 import com.retrysafe.orders.db.BatchedDelete;
 import com.retrysafe.orders.db.DatabaseErrors;
+import com.retrysafe.orders.idempotency.audit.IdempotencyAuditRepository;
 
 import io.quarkus.scheduler.Scheduled;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
 
 /**
- * Deletes expired records in small batches, each its own short statement, so the job never holds
+ * Deletes expired records in small batches (each leaves its audit row), then audit rows past
+ * {@code idempotency.audit-retention}, each its own short statement, so the job never holds
  * many locks or writes a large transaction. Safe on several replicas at once: each batch skips
  * rows another replica has locked.
  */
@@ -25,11 +27,13 @@ public class IdempotencyCleanupJob {
     private final IdempotencyRepository repository;
     private final IdempotencyConfig config;
     private final IdempotencyMetrics metrics;
+    private final IdempotencyAuditRepository audit;
 
     public IdempotencyCleanupJob(Pool pool, IdempotencyRepository repository, IdempotencyConfig config,
-            IdempotencyMetrics metrics) {
+            IdempotencyMetrics metrics, IdempotencyAuditRepository audit) {
         this.pool = pool;
         this.repository = repository;
+        this.audit = audit;
         this.config = config;
         this.metrics = metrics;
     }
@@ -38,6 +42,8 @@ public class IdempotencyCleanupJob {
             concurrentExecution = Scheduled.ConcurrentExecution.SKIP)
     Uni<Void> scheduledPurge() {
         return purgeExpired()
+                .flatMap(ignored -> purgeAudit())
+                .call(() -> audit.estimatedRows(pool).invoke(metrics::auditRows))
                 .onFailure().invoke(failure -> {
                     metrics.cleanupFailed();
                     LOG.warnf("Idempotency cleanup failed, will retry next interval: %s",
@@ -47,7 +53,19 @@ public class IdempotencyCleanupJob {
                 .replaceWithVoid();
     }
 
-    /** Deletes expired records batch by batch; emits how many rows went. */
+    /** Deletes audit rows older than the audit retention, batch by batch; emits how many went. */
+    public Uni<Integer> purgeAudit() {
+        int batchSize = config.cleanup().batchSize();
+        return BatchedDelete.run(() -> audit.deleteOldBatch(pool, config.auditRetention(), batchSize), batchSize,
+                metrics::auditDeleted)
+                .invoke(total -> {
+                    if (total > 0) {
+                        LOG.infof("Idempotency cleanup deleted %d audit rows past their retention", total);
+                    }
+                });
+    }
+
+    /** Deletes expired records batch by batch, each leaving its audit row; emits how many records went. */
     public Uni<Integer> purgeExpired() {
         int batchSize = config.cleanup().batchSize();
         return BatchedDelete.run(() -> repository.deleteExpiredBatch(pool, batchSize), batchSize, metrics::cleanedUp)

@@ -16,6 +16,14 @@ public interface IdempotencyConfig {
     @WithDefault("24h")
     Duration retention();
 
+    /**
+     * How long what is left of an expired record (its audit row: owner, operation, key,
+     * fingerprint, outcome, times; never the response body) is kept for support after it expired,
+     * before the cleanup deletes it (API.md section 10).
+     */
+    @WithDefault("30d")
+    Duration auditRetention();
+
     /** How long a duplicate waits for the first request before 409 request-in-progress. */
     @WithDefault("2s")
     Duration inFlightWait();

@@ -2,16 +2,20 @@ package com.retrysafe.orders.idempotency;
 
 import java.util.EnumMap;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.Startup;
 
 /**
  * {@code idempotency_requests_total{operation,outcome}}, {@code idempotency_cleanup_deleted_total}
- * and {@code idempotency_cleanup_failures_total}. Every series is registered at start-up, so a
+ * (each deleted record leaves one audit row), {@code idempotency_audit_deleted_total} (audit rows
+ * past {@code idempotency.audit-retention}), {@code idempotency_audit_rows} (the planner's estimate
+ * of the audit table's size, read by the cleanup job) and {@code idempotency_cleanup_failures_total}. Every series is registered at start-up, so a
  * dashboard sees 0 rather than nothing, and a rate() over a fresh series is right.
  */
 @Startup
@@ -21,6 +25,12 @@ public class IdempotencyMetrics {
     private final Map<Operation, Map<Outcome, Counter>> requests = new EnumMap<>(Operation.class);
     private final Counter cleanupDeleted;
     private final Counter cleanupFailures;
+    private final Counter auditDeleted;
+    /*
+     * Read by the cleanup job after each run, never by the scrape (a scrape must not wait on
+     * PostgreSQL); an estimate (pg_class.reltuples), since counting a large table is a scan.
+     */
+    private final AtomicLong auditRows = new AtomicLong();
 
     public IdempotencyMetrics(MeterRegistry registry) {
         for (Operation operation : Operation.values()) {
@@ -37,6 +47,14 @@ public class IdempotencyMetrics {
         cleanupDeleted = Counter.builder("idempotency.cleanup.deleted")
                 .description("Expired idempotency records deleted by the cleanup job")
                 .register(registry);
+        auditDeleted = Counter.builder("idempotency.audit.deleted")
+                .description("Audit rows deleted by the cleanup job once past idempotency.audit-retention")
+                .register(registry);
+        // A restart in one JVM (the test suite) would otherwise keep the first start's gauge.
+        registry.find("idempotency.audit.rows").gauges().forEach(registry::remove);
+        Gauge.builder("idempotency.audit.rows", auditRows, AtomicLong::get)
+                .description("Audit rows kept for support (estimate), read after each cleanup run")
+                .register(registry);
         cleanupFailures = Counter.builder("idempotency.cleanup.failures")
                 .description("Cleanup runs that failed; each is retried at the next interval")
                 .register(registry);
@@ -48,6 +66,14 @@ public class IdempotencyMetrics {
 
     public void cleanedUp(int rows) {
         cleanupDeleted.increment(rows);
+    }
+
+    public void auditDeleted(int rows) {
+        auditDeleted.increment(rows);
+    }
+
+    public void auditRows(long estimate) {
+        auditRows.set(Math.max(0, estimate));
     }
 
     public void cleanupFailed() {

@@ -34,6 +34,25 @@ public class IdempotencyRepository {
             """;
 
     /*
+     * Right before the claim, in the same transaction: an expired record the claim is about to take
+     * over goes to the audit trail first, as the cleanup would have sent it. FOR UPDATE makes a
+     * second claimer wait here and then find the row live (taken over), so a record is audited
+     * once; the wait is bounded like the claim's own. Like the takeover, it reads finished records
+     * only: one whose work is still running never expires.
+     */
+    private static final String AUDIT_TAKEOVER = """
+            INSERT INTO idempotency_audit (owner_id, operation, idempotency_key, request_hash, status, http_status,
+                                           resource_id, created_at, completed_at, expired_at)
+            SELECT owner_id, operation, idempotency_key, request_hash, status, http_status, resource_id, created_at,
+                   updated_at, expires_at
+              FROM idempotency_record
+             WHERE owner_id = $1 AND operation = $2 AND idempotency_key = $3
+               AND expires_at <= now()
+               AND status IN ('SUCCEEDED', 'FAILED_FINAL')
+               FOR UPDATE
+            """;
+
+    /*
      * Claims the key in one statement: a new row, or the takeover of an expired finished one. A
      * live row, or one whose work is still running, is left as it is and nothing is returned. If
      * another transaction holds the key uncommitted, this waits on the unique index until that one
@@ -72,19 +91,30 @@ public class IdempotencyRepository {
             """;
 
     /*
-     * SKIP LOCKED: replicas running the job at once take different rows instead of queueing.
-     * Records of running work have no expiry ('infinity', at the far end of the expiry index), so
-     * the walk never reaches them; the status test only says so.
+     * SKIP LOCKED: replicas running the job at once take different rows instead of queueing. Each
+     * deleted row leaves its audit row (API.md section 10) in the same statement, so a record is
+     * never gone without one, nor audited twice. The response body is not carried over. Records
+     * of running work have no expiry ('infinity', at the far end of the expiry index), so the walk
+     * never reaches them; the status test only says so.
      */
     private static final String DELETE_EXPIRED_BATCH = """
-            DELETE FROM idempotency_record
-             WHERE id IN (SELECT id
-                            FROM idempotency_record
-                           WHERE expires_at <= now()
-                             AND status IN ('SUCCEEDED', 'FAILED_FINAL')
-                           ORDER BY expires_at
-                           LIMIT $1
-                           FOR UPDATE SKIP LOCKED)
+            WITH expired AS (
+                DELETE FROM idempotency_record
+                 WHERE id IN (SELECT id
+                                FROM idempotency_record
+                               WHERE expires_at <= now()
+                                 AND status IN ('SUCCEEDED', 'FAILED_FINAL')
+                               ORDER BY expires_at
+                               LIMIT $1
+                               FOR UPDATE SKIP LOCKED)
+                RETURNING owner_id, operation, idempotency_key, request_hash, status, http_status, resource_id,
+                          created_at, updated_at, expires_at
+            )
+            INSERT INTO idempotency_audit (owner_id, operation, idempotency_key, request_hash, status, http_status,
+                                           resource_id, created_at, completed_at, expired_at)
+            SELECT owner_id, operation, idempotency_key, request_hash, status, http_status, resource_id, created_at,
+                   updated_at, expires_at
+              FROM expired
             """;
 
     public Uni<IdempotencyRecord> findLive(SqlClient client, IdempotentRequest request) {
@@ -116,6 +146,12 @@ public class IdempotencyRepository {
         // its statements are limited by statement_timeout (idempotency.db-timeout) alone.
         // 1 ms, not 0: lock_timeout = 0 means no bound at all.
         Uni<?> failFastIfHeld = waitForHolder ? NOTHING_TO_SET : tx.query("SET LOCAL lock_timeout = 1").execute();
+        Tuple scope = Tuple.of(request.ownerId(), request.operation().name(), request.key().value());
+        // Statements on one connection run in order: a failure here arrives first and decides the
+        // combined outcome, so its lock timeout must mean the same as the claim's.
+        Uni<?> auditTakeover = tx.preparedQuery(AUDIT_TAKEOVER).execute(scope)
+                .onFailure(failure -> DatabaseErrors.hasSqlState(failure, DatabaseErrors.LOCK_NOT_AVAILABLE))
+                .transform(failure -> new InFlightWaitExpired());
         Uni<Claim> claim = tx.preparedQuery(CLAIM)
                 .execute(Tuple.of(request.ownerId(), request.operation().name(), request.key().value(),
                         request.fingerprint(), retention.toMillis()))
@@ -130,7 +166,8 @@ public class IdempotencyRepository {
                 .onFailure(failure -> DatabaseErrors.hasSqlState(failure, DatabaseErrors.LOCK_NOT_AVAILABLE))
                 .transform(failure -> new InFlightWaitExpired());
         Uni<?> liftLockBound = tx.query("SET LOCAL lock_timeout = 0").execute();
-        return Uni.combine().all().unis(failFastIfHeld, claim, liftLockBound).with((ignored, id, lifted) -> id);
+        return Uni.combine().all().unis(failFastIfHeld, auditTakeover, claim, liftLockBound)
+                .with((ignored, audited, claimed, lifted) -> claimed);
     }
 
     /**

@@ -15,6 +15,7 @@ import com.retrysafe.orders.db.Deadline;
 import com.retrysafe.orders.idempotency.cache.CachedResponse;
 import com.retrysafe.orders.idempotency.cache.IdempotencyCache;
 import com.retrysafe.orders.idempotency.cache.InFlightMarker;
+import com.retrysafe.orders.tracing.TracedWork;
 import com.retrysafe.orders.web.ProblemException;
 import com.retrysafe.orders.web.ProblemType;
 
@@ -51,14 +52,16 @@ public class IdempotencyService {
     private final IdempotencyConfig config;
     private final IdempotencyMetrics metrics;
     private final IdempotencyCache cache;
+    private final TracedWork traced;
 
     public IdempotencyService(Pool pool, IdempotencyRepository repository, IdempotencyConfig config,
-            IdempotencyMetrics metrics, IdempotencyCache cache) {
+            IdempotencyMetrics metrics, IdempotencyCache cache, TracedWork traced) {
         this.pool = pool;
         this.repository = repository;
         this.config = config;
         this.metrics = metrics;
         this.cache = cache;
+        this.traced = traced;
     }
 
     /**
@@ -148,10 +151,12 @@ public class IdempotencyService {
         // is true either way: 503 when COMMIT was never sent (and now never will be), outcome
         // unknown when it was.
         Duration limit = config.inFlightWait().plus(config.dbTimeout()).plusSeconds(1);
-        return BoundedTransaction.run(pool, limit, connection -> {
-            return repository.claim(connection, request, config.retention(), waitForHolder)
-                    .flatMap(claim -> runClaimed(connection, request, step, claim));
-        }).onFailure(IdempotencyRepository.InFlightWaitExpired.class).recoverWithItem(Decision.IN_PROGRESS);
+        // The SQL client traces statements, not COMMIT: a span of its own keeps it in the trace.
+        return BoundedTransaction.run(pool, limit,
+                connection -> repository.claim(connection, request, config.retention(), waitForHolder)
+                        .flatMap(claim -> runClaimed(connection, request, step, claim)),
+                commit -> traced.clientCall("COMMIT", "COMMIT", commit))
+                .onFailure(IdempotencyRepository.InFlightWaitExpired.class).recoverWithItem(Decision.IN_PROGRESS);
     }
 
     private Uni<Decision> runClaimed(SqlConnection tx, IdempotentRequest request,

@@ -112,6 +112,19 @@ public final class Broker implements AutoCloseable {
         }
     }
 
+    /** As {@link #sendResult(String)}, with AMQP headers (a traceparent, say). */
+    public void sendResult(String body, Map<String, Object> headers) {
+        try {
+            channel.queueDeclare(RESULTS_QUEUE, true, false, false, null);
+            channel.basicPublish("", RESULTS_QUEUE,
+                    new AMQP.BasicProperties.Builder().contentType("application/json").deliveryMode(2)
+                            .headers(headers).build(),
+                    body.getBytes(StandardCharsets.UTF_8));
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     /** Messages ready (not delivered to a consumer) in payments.results. */
     public long readyResults() {
         try {

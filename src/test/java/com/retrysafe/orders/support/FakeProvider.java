@@ -61,6 +61,7 @@ public final class FakeProvider implements AutoCloseable {
     private volatile List<Answer> defaultScript = List.of(Answer.succeed());
     private final Map<Long, AtomicInteger> callsByPayment = new ConcurrentHashMap<>();
     private final Map<String, List<Long>> keysSeen = new ConcurrentHashMap<>();
+    private final Map<Long, List<String>> traceparentsByPayment = new ConcurrentHashMap<>();
     private final Map<String, String> chargeByKey = new ConcurrentHashMap<>();
     private final Map<String, AtomicInteger> chargesByKey = new ConcurrentHashMap<>();
     private final Map<String, AtomicInteger> inFlightByKey = new ConcurrentHashMap<>();
@@ -119,6 +120,11 @@ public final class FakeProvider implements AutoCloseable {
         return keys;
     }
 
+    /** The traceparent header of every call for one payment, in order (null: none was sent). */
+    public List<String> traceparents(long paymentId) {
+        return List.copyOf(traceparentsByPayment.getOrDefault(paymentId, List.of()));
+    }
+
     /** Charges actually made under a key (a repeated key after success makes none). */
     public int charges(String key) {
         AtomicInteger charges = chargesByKey.get(key);
@@ -144,6 +150,8 @@ public final class FakeProvider implements AutoCloseable {
                 body = json.readTree(in);
             }
             long paymentId = body.path("paymentId").asLong();
+            traceparentsByPayment.computeIfAbsent(paymentId, id -> new java.util.concurrent.CopyOnWriteArrayList<>())
+                    .add(String.valueOf(exchange.getRequestHeaders().getFirst("traceparent")));
             int call = callsByPayment.computeIfAbsent(paymentId, id -> new AtomicInteger()).getAndIncrement();
             keysSeen.computeIfAbsent(key, k -> java.util.Collections.synchronizedList(new ArrayList<>())).add(paymentId);
             AtomicInteger inFlight = inFlightByKey.computeIfAbsent(key, k -> new AtomicInteger());

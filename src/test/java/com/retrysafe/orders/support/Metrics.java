@@ -12,7 +12,9 @@ public final class Metrics {
         String scrape = given().when().get("/q/metrics").then().statusCode(200).extract().asString();
         for (String line : scrape.split("\n")) {
             if (line.startsWith(series + " ")) {
-                return Double.parseDouble(line.substring(series.length() + 1).trim());
+                // The value is the first field: OpenMetrics may follow it with an exemplar
+                // ("# {trace_id=...} 1.0 <time>") once tracing is on.
+                return Double.parseDouble(line.substring(series.length() + 1).trim().split("\\s+")[0]);
             }
         }
         throw new AssertionError("No series " + series + " in /q/metrics");

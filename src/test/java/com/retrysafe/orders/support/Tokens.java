@@ -25,6 +25,12 @@ public final class Tokens {
                 .expiresIn(Duration.ofMinutes(10)).sign();
     }
 
+    /** Support staff: may look up any owner's idempotency records (API.md section 10). */
+    public static String support(long subject) {
+        return Jwt.issuer(ISSUER).subject(Long.toString(subject)).groups(Set.of("support"))
+                .expiresIn(Duration.ofMinutes(10)).sign();
+    }
+
     public static String withSubject(String subject) {
         return Jwt.issuer(ISSUER).subject(subject).expiresIn(Duration.ofMinutes(10)).sign();
     }

@@ -5,13 +5,17 @@ import java.util.UUID;
 
 import io.vertx.mutiny.sqlclient.Row;
 
-/** An unpublished {@code outbox_event} row as the relay claims it; the payload stays JSON text. */
+/**
+ * An unpublished {@code outbox_event} row as the relay claims it; the payload stays JSON text.
+ *
+ * @param traceParent the W3C traceparent of the transaction that wrote the row; null if none
+ */
 public record OutboxEvent(UUID eventId, String aggregateType, String aggregateId, String eventType,
-        String payloadJson, OffsetDateTime createdAt, int attempts) {
+        String payloadJson, OffsetDateTime createdAt, int attempts, String traceParent) {
 
     static OutboxEvent from(Row row) {
         return new OutboxEvent(row.getUUID("event_id"), row.getString("aggregate_type"),
                 row.getString("aggregate_id"), row.getString("event_type"), row.getString("payload"),
-                row.getOffsetDateTime("created_at"), row.getInteger("attempts"));
+                row.getOffsetDateTime("created_at"), row.getInteger("attempts"), row.getString("trace_parent"));
     }
 }

@@ -20,13 +20,17 @@ import org.eclipse.microprofile.reactive.messaging.OnOverflow;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
+import com.retrysafe.orders.tracing.TraceContext;
+
+import io.smallrye.reactive.messaging.TracingMetadata;
 import io.smallrye.reactive.messaging.rabbitmq.OutgoingRabbitMQMetadata;
 
 /**
  * Hands one outbox row to the {@code orders-events} channel and completes when the broker has
  * confirmed it (the channel runs with publisher confirms, so the message's ack is the confirm).
  * Which broker that is, is a matter of the channel's settings; the RabbitMQ metadata below is
- * ignored by other connectors.
+ * ignored by other connectors. The connector's publish span is a child of the span that wrote the
+ * row, and it goes out as the message's {@code traceparent} header (API.md section 10).
  */
 @ApplicationScoped
 public class OutboxPublisher {
@@ -72,7 +76,10 @@ public class OutboxPublisher {
         UUID eventId = event.eventId();
         Long sentAt = System.nanoTime();
         unconfirmed.put(eventId, sentAt);
-        Message<String> message = Message.of(body, Metadata.of(metadata),
+        // Without a stored context (a row written outside any trace) the connector's publish span
+        // starts a trace of its own instead of joining whatever the relay's thread carries.
+        TracingMetadata trace = TracingMetadata.withCurrent(TraceContext.parent(event.traceParent()));
+        Message<String> message = Message.of(body, Metadata.of(metadata, trace),
                 () -> {
                     unconfirmed.remove(eventId, sentAt);
                     confirmed.complete(null);

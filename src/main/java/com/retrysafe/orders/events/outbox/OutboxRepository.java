@@ -18,8 +18,8 @@ import io.vertx.mutiny.sqlclient.Tuple;
 public class OutboxRepository {
 
     private static final String INSERT = """
-            INSERT INTO outbox_event (event_id, aggregate_type, aggregate_id, event_type, payload)
-            VALUES ($1, $2, $3, $4, $5::text::jsonb)
+            INSERT INTO outbox_event (event_id, aggregate_type, aggregate_id, event_type, payload, trace_parent)
+            VALUES ($1, $2, $3, $4, $5::text::jsonb, $6)
             """;
 
     /*
@@ -31,7 +31,7 @@ public class OutboxRepository {
      */
     private static final String CLAIM_BATCH = """
             SELECT event_id, aggregate_type, aggregate_id, event_type, payload::text AS payload,
-                   created_at, attempts
+                   created_at, attempts, trace_parent
               FROM outbox_event e
              WHERE published_at IS NULL
                AND next_attempt_at <= now()
@@ -81,10 +81,12 @@ public class OutboxRepository {
                                  FOR UPDATE SKIP LOCKED)
             """;
 
+    /** @param traceParent the W3C traceparent of the writing transaction, null outside a trace */
     public Uni<Void> insert(SqlClient client, UUID eventId, String aggregateType, String aggregateId,
-            String eventType, String payloadJson) {
+            String eventType, String payloadJson, String traceParent) {
         return client.preparedQuery(INSERT)
-                .execute(Tuple.of(eventId, aggregateType, aggregateId, eventType, payloadJson))
+                .execute(Tuple.tuple().addUUID(eventId).addString(aggregateType).addString(aggregateId)
+                        .addString(eventType).addString(payloadJson).addString(traceParent))
                 .replaceWithVoid();
     }
 

@@ -6,6 +6,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.retrysafe.orders.tracing.TraceContext;
 
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.SqlConnection;
@@ -13,7 +14,7 @@ import io.vertx.mutiny.sqlclient.SqlConnection;
 /**
  * The one way to emit an event: a row in {@code outbox_event}, written on the caller's
  * transaction, so the event exists exactly when the business change does. The relay publishes it
- * after the commit.
+ * after the commit, continuing the trace of the writing request, whose traceparent the row keeps.
  */
 @ApplicationScoped
 public class OutboxWriter {
@@ -43,7 +44,8 @@ public class OutboxWriter {
         } catch (JsonProcessingException e) {
             return Uni.createFrom().failure(new IllegalStateException("An event payload could not be serialized", e));
         }
-        return repository.insert(tx, UUID.randomUUID(), aggregateType, aggregateId, eventType, payloadJson)
+        return repository.insert(tx, UUID.randomUUID(), aggregateType, aggregateId, eventType, payloadJson,
+                TraceContext.current())
                 .invoke(metrics::written);
     }
 }

@@ -33,14 +33,17 @@ public class PaymentRepository {
                FOR UPDATE OF o
             """;
 
-    /* The payment and its task in one round trip; the task is due at once. */
+    /*
+     * The payment and its task in one round trip; the task is due at once, and carries the trace
+     * context of the accepting request for the worker to continue.
+     */
     private static final String INSERT_WITH_TASK = """
             WITH created AS (
                 INSERT INTO payment (order_id, owner_id, status, amount, currency)
                 VALUES ($1, $2, 'PENDING', $3, $4)
                 RETURNING id, order_id, status, amount, currency
             ), task AS (
-                INSERT INTO payment_task (payment_id, state) SELECT id, 'PROCESSING' FROM created
+                INSERT INTO payment_task (payment_id, state, trace_parent) SELECT id, 'PROCESSING', $5 FROM created
             )
             SELECT id, order_id, status, amount, currency FROM created
             """;
@@ -101,8 +104,12 @@ public class PaymentRepository {
                 });
     }
 
-    public Uni<PaymentBody> insertWithTask(SqlClient tx, long orderId, long ownerId, long amount, String currency) {
-        return tx.preparedQuery(INSERT_WITH_TASK).execute(Tuple.of(orderId, ownerId, amount, currency))
+    /** @param traceParent the accepting request's W3C traceparent; null outside a trace */
+    public Uni<PaymentBody> insertWithTask(SqlClient tx, long orderId, long ownerId, long amount, String currency,
+            String traceParent) {
+        return tx.preparedQuery(INSERT_WITH_TASK)
+                .execute(Tuple.tuple().addLong(orderId).addLong(ownerId).addLong(amount).addString(currency)
+                        .addString(traceParent))
                 .map(PaymentRepository::single);
     }
 

@@ -46,7 +46,7 @@ public class PaymentTaskRepository {
               FROM due, payment p
              WHERE t.payment_id = due.payment_id AND p.id = due.payment_id
             RETURNING t.payment_id, t.fencing_token, t.attempts, p.order_id, p.amount, p.currency, p.provider_key,
-                      due.lease_owner AS previous_owner, due.lease_until IS NOT NULL AS had_lease
+                      due.lease_owner AS previous_owner, due.lease_until IS NOT NULL AS had_lease, t.trace_parent
             """;
 
     /* A retried payment's record goes back to PROCESSING with its task. */
@@ -90,15 +90,19 @@ public class PaymentTaskRepository {
               FROM payment_task WHERE state IN ('PROCESSING', 'FAILED_RETRYABLE')
             """;
 
-    /** A task this worker now holds, with what the provider call needs. */
+    /**
+     * A task this worker now holds, with what the provider call needs.
+     *
+     * @param traceParent the accepting request's W3C traceparent, which the attempt continues; null if none
+     */
     public record ClaimedTask(long paymentId, long fencingToken, int attempts, long orderId, long amount,
-            String currency, UUID providerKey, String previousOwner, boolean hadLease) {
+            String currency, UUID providerKey, String previousOwner, boolean hadLease, String traceParent) {
 
         static ClaimedTask from(Row row) {
             return new ClaimedTask(row.getLong("payment_id"), row.getLong("fencing_token"),
                     row.getInteger("attempts"), row.getLong("order_id"), row.getLong("amount"),
                     row.getString("currency"), row.getUUID("provider_key"), row.getString("previous_owner"),
-                    row.getBoolean("had_lease"));
+                    row.getBoolean("had_lease"), row.getString("trace_parent"));
         }
 
         /** Claimed from another worker whose lease had run out (a crash, or a long pause). */

@@ -19,6 +19,7 @@ import com.retrysafe.orders.payment.PayOrderRequest;
 import com.retrysafe.orders.payment.PaymentBody;
 import com.retrysafe.orders.payment.PaymentFinisher;
 import com.retrysafe.orders.payment.repository.PaymentRepository;
+import com.retrysafe.orders.tracing.TraceContext;
 import com.retrysafe.orders.web.ProblemException;
 import com.retrysafe.orders.web.ProblemType;
 
@@ -77,7 +78,7 @@ public class PaymentService {
                     if ("PAID".equals(order.status()) || order.activePayment()) {
                         throw alreadyPaid(orderId);
                     }
-                    return payments.insertWithTask(tx, orderId, ownerId, amount, currency);
+                    return payments.insertWithTask(tx, orderId, ownerId, amount, currency, TraceContext.current());
                 })
                 .onFailure(failure -> DatabaseErrors.hasSqlState(failure, UNIQUE_VIOLATION))
                 .transform(failure -> alreadyPaid(orderId))

@@ -18,6 +18,8 @@ import com.retrysafe.orders.payment.provider.ChargeResult;
 import com.retrysafe.orders.payment.provider.PaymentProvider;
 import com.retrysafe.orders.payment.repository.PaymentTaskRepository;
 import com.retrysafe.orders.payment.repository.PaymentTaskRepository.ClaimedTask;
+import com.retrysafe.orders.tracing.TraceContext;
+import com.retrysafe.orders.tracing.TracedWork;
 
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.Vertx;
@@ -28,6 +30,10 @@ import io.vertx.mutiny.sqlclient.Pool;
  * before the provider is called; while the call is in flight a heartbeat extends the lease; the
  * result is written in one transaction that names the fencing token of the claim, so a worker
  * that lost the task (paused past its lease, then taken over) changes nothing.
+ * <p>
+ * Each attempt is a span that continues the trace of the request that accepted the payment (the
+ * task keeps its traceparent): the provider call, the result's transaction and every retry sit
+ * in the one trace whose id the 202's log line shows (docs/TRACING.md says why not a link).
  * <p>
  * Not a bean: {@link PaymentWorkers} makes the instance's worker, and tests make more (other
  * owners, other settings) to play several instances in one JVM.
@@ -60,6 +66,7 @@ public class PaymentWorker {
     private final PaymentProvider provider;
     private final PaymentMetrics metrics;
     private final Vertx vertx;
+    private final TracedWork traced;
     private final Settings settings;
     private final AtomicInteger inFlight = new AtomicInteger();
     private final AtomicBoolean claiming = new AtomicBoolean();
@@ -67,7 +74,7 @@ public class PaymentWorker {
     private volatile long pollTimer = -1;
 
     PaymentWorker(String owner, Pool pool, PaymentTaskRepository tasks, PaymentFinisher finisher,
-            PaymentProvider provider, PaymentMetrics metrics, Vertx vertx, Settings settings) {
+            PaymentProvider provider, PaymentMetrics metrics, Vertx vertx, TracedWork traced, Settings settings) {
         this.owner = owner;
         this.pool = pool;
         this.tasks = tasks;
@@ -75,6 +82,7 @@ public class PaymentWorker {
         this.provider = provider;
         this.metrics = metrics;
         this.vertx = vertx;
+        this.traced = traced;
         this.settings = settings;
     }
 
@@ -134,6 +142,10 @@ public class PaymentWorker {
 
     /** Never fails: whatever goes wrong, the lease runs out and another round takes the task again. */
     private Uni<Void> attempt(ClaimedTask task) {
+        return traced.run(TraceContext.parent(task.traceParent()), "payment attempt", () -> attemptTraced(task));
+    }
+
+    private Uni<Void> attemptTraced(ClaimedTask task) {
         metrics.attempted();
         if (task.isTakeoverFrom(owner)) {
             metrics.tookOver();

@@ -16,6 +16,7 @@ import com.retrysafe.orders.payment.PaymentFinisher;
 import com.retrysafe.orders.payment.PaymentsConfig;
 import com.retrysafe.orders.payment.provider.PaymentProvider;
 import com.retrysafe.orders.payment.repository.PaymentTaskRepository;
+import com.retrysafe.orders.tracing.TracedWork;
 
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
@@ -35,11 +36,12 @@ public class PaymentWorkers {
     private final PaymentMetrics metrics;
     private final ObjectMapper json;
     private final Vertx vertx;
+    private final TracedWork traced;
     private volatile PaymentWorker worker;
     private volatile long refreshTimer = -1;
 
     public PaymentWorkers(PaymentsConfig config, Pool pool, PaymentTaskRepository tasks, PaymentFinisher finisher,
-            PaymentMetrics metrics, ObjectMapper json, Vertx vertx) {
+            PaymentMetrics metrics, ObjectMapper json, Vertx vertx, TracedWork traced) {
         this.config = config;
         this.pool = pool;
         this.tasks = tasks;
@@ -47,6 +49,7 @@ public class PaymentWorkers {
         this.metrics = metrics;
         this.json = json;
         this.vertx = vertx;
+        this.traced = traced;
     }
 
     void start(@Observes StartupEvent event) {
@@ -96,7 +99,7 @@ public class PaymentWorkers {
 
     /** A worker of its own: the instance's, or another one that tests run side by side with it. */
     public PaymentWorker create(String owner, PaymentProvider provider, PaymentWorker.Settings settings) {
-        return new PaymentWorker(owner, pool, tasks, finisher, provider, metrics, vertx, settings);
+        return new PaymentWorker(owner, pool, tasks, finisher, provider, metrics, vertx, traced, settings);
     }
 
     private static String instanceId() {

@@ -10,7 +10,7 @@ import org.junit.jupiter.api.Test;
 class PaymentBackoffTest {
 
     private static PaymentWorker worker(Duration backoff, Duration backoffMax) {
-        return new PaymentWorker("w", null, null, null, null, null, null,
+        return new PaymentWorker("w", null, null, null, null, null, null, null,
                 new PaymentWorker.Settings(Duration.ofSeconds(10), Duration.ZERO, backoff, backoffMax, 1));
     }
 

@@ -1,0 +1,35 @@
+package com.retrysafe.orders.idempotency.audit;
+
+import java.time.Duration;
+
+import jakarta.enterprise.context.ApplicationScoped;
+
+import com.retrysafe.orders.db.Deadline;
+import com.retrysafe.orders.idempotency.IdempotencyConfig;
+import com.retrysafe.orders.idempotency.Operation;
+
+import io.smallrye.mutiny.Uni;
+import io.vertx.mutiny.sqlclient.Pool;
+
+/** Support's lookup of one owner's key: two indexed reads, no transaction (each is consistent on its own). */
+@ApplicationScoped
+public class KeyHistoryService {
+
+    private final Pool pool;
+    private final IdempotencyAuditRepository audit;
+    private final Duration dbTimeout;
+
+    public KeyHistoryService(Pool pool, IdempotencyAuditRepository audit, IdempotencyConfig config) {
+        this.pool = pool;
+        this.audit = audit;
+        this.dbTimeout = config.dbTimeout().plusSeconds(1);
+    }
+
+    /** @param operation null: every operation */
+    public Uni<KeyHistory> find(long ownerId, String key, Operation operation) {
+        String op = operation == null ? null : operation.name();
+        return Deadline.within(Uni.combine().all()
+                .unis(audit.findLive(pool, ownerId, key, op), audit.findHistory(pool, ownerId, key, op))
+                .with(KeyHistory::new), dbTimeout);
+    }
+}
