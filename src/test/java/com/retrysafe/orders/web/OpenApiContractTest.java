@@ -83,7 +83,9 @@ class OpenApiContractTest {
                     "502 payment-failed",
                     "503 temporarily-unavailable"),
             route("GET", "/api/payments/{paymentId}", ANY_CALLER, NO_KEY,
-                    "200", "401 unauthorized", "404 not-found", "503 temporarily-unavailable"));
+                    "200", "401 unauthorized", "404 not-found", "503 temporarily-unavailable"),
+            route("GET", "/api/admin/idempotency-records", "support", NO_KEY,
+                    "200", "400 invalid-request", "401 unauthorized", "403 forbidden", "503 temporarily-unavailable"));
 
     private static final ObjectMapper JSON = new ObjectMapper();
 

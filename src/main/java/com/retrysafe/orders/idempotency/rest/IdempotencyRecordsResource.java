@@ -10,6 +10,11 @@ import jakarta.ws.rs.Path;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.MediaType;
 
+import org.eclipse.microprofile.openapi.annotations.extensions.Extension;
+import org.eclipse.microprofile.openapi.annotations.media.Content;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
+import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
+
 import org.jboss.resteasy.reactive.RestQuery;
 
 import com.retrysafe.orders.idempotency.Operation;
@@ -44,6 +49,15 @@ public class IdempotencyRecordsResource {
 
     @GET
     @RolesAllowed("support")
+    @org.eclipse.microprofile.openapi.annotations.Operation(summary = "What happened to a key: the live record and the audit history (support only)",
+            description = "`live` is the record still remembered, or `null`; `history` holds the records the "
+                    + "cleanup removed after `idempotency.retention` (kept `idempotency.audit-retention`, 30 d by "
+                    + "default), newest first. No response body, token or request body is ever shown. An unknown "
+                    + "owner or key gives empty results, not 404.")
+    @APIResponse(responseCode = "200", description = "The key's live record and history.",
+            content = @Content(mediaType = MediaType.APPLICATION_JSON, schema = @Schema(implementation = KeyHistory.class)))
+    @APIResponse(responseCode = "400", description = "`ownerId`, `key` or `operation` is missing or malformed.",
+            extensions = @Extension(name = "x-problem-types", value = "invalid-request"))
     public Uni<KeyHistory> find(@RestQuery String ownerId, @RestQuery String key, @RestQuery String operation) {
         caller.id();
         List<Problem.Violation> violations = new ArrayList<>();
