@@ -16,15 +16,18 @@ import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.DeliverCallback;
+import com.retrysafe.orders.events.EmbeddedBroker;
 
 /**
- * The real RabbitMQ the tests run against ({@code TEST_RABBITMQ_PORT}, default 127.0.0.1:5672,
- * guest/guest), through the plain AMQP client: an observer of {@code orders.events} on a temporary
- * exclusive queue, and a producer of payment results into {@code payments.results}.
+ * The real broker the tests run against, through the plain AMQP client: an observer of
+ * {@code orders.events} on a temporary exclusive queue, and a producer of payment results into
+ * {@code payments.results}. Which broker: {@code TEST_RABBITMQ_PORT} on 127.0.0.1, else the RabbitMQ on
+ * 127.0.0.1:5672 when one answers, else the embedded Qpid Broker-J ({@link EmbeddedBroker}); the
+ * service under test is pointed at the same one (guest/guest).
  */
 public final class Broker implements AutoCloseable {
 
-    public static final String HOST = "127.0.0.1";
+    public static final String HOST = EmbeddedBroker.HOST;
     public static final String EXCHANGE = "orders.events";
     public static final String RESULTS_QUEUE = "payments.results";
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -39,20 +42,24 @@ public final class Broker implements AutoCloseable {
     }
 
     public static int port() {
-        return Integer.parseInt(System.getenv().getOrDefault("TEST_RABBITMQ_PORT", "5672"));
+        return EmbeddedBroker.forTests();
     }
 
     public static Broker connect() {
+        return connect(port());
+    }
+
+    public static Broker connect(int port) {
         try {
             ConnectionFactory factory = new ConnectionFactory();
             factory.setHost(HOST);
-            factory.setPort(port());
+            factory.setPort(port);
             factory.setUsername("guest");
             factory.setPassword("guest");
             Connection connection = factory.newConnection("order-service-tests");
             return new Broker(connection, connection.createChannel());
         } catch (IOException | TimeoutException e) {
-            throw new IllegalStateException("No RabbitMQ at " + HOST + ":" + port(), e);
+            throw new IllegalStateException("No AMQP broker at " + HOST + ":" + port, e);
         }
     }
 
