@@ -13,10 +13,10 @@ import io.smallrye.config.ConfigValue;
 import io.smallrye.config.PropertiesConfigSource;
 
 /**
- * In dev and test, when no broker address is configured, points the events at one that answers:
- * the RabbitMQ on localhost:5672 when there is one (tests: {@code TEST_RABBITMQ_PORT} first), else a
- * real broker started from Maven artifacts ({@link EmbeddedBroker}), so a laptop with only a JDK
- * sees events flow. prod is left alone: the connector's own default is localhost:5672, and a broker
+ * In dev and test, when no broker address is configured, points the events at a real one: dev
+ * mode uses the RabbitMQ on localhost:5672 when one answers; tests use {@code TEST_RABBITMQ_PORT}
+ * when set. Otherwise a broker started from Maven artifacts ({@link EmbeddedBroker}), so a laptop
+ * with only a JDK sees events flow. prod is left alone: the connector's own default is localhost:5672, and a broker
  * that is down only delays publishing. Anything set explicitly wins (this source's ordinal is low).
  */
 public class BrokerDefaultsConfigSourceFactory implements ConfigSourceFactory {

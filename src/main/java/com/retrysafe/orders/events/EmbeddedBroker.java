@@ -59,20 +59,15 @@ public final class EmbeddedBroker {
     }
 
     /**
-     * The broker the tests use: {@code TEST_RABBITMQ_PORT} on 127.0.0.1 when set, else the RabbitMQ
-     * on 127.0.0.1:5672 when one answers (as on CI), else an embedded one.
+     * The broker the tests use: {@code TEST_RABBITMQ_PORT} on 127.0.0.1 when set (.ci/run sets it to
+     * the machine's RabbitMQ), else an embedded one of this JVM's own. Not the RabbitMQ on 5672 merely
+     * because it answers: its payments.results may be shared with other test runs, whose consumers
+     * would take this run's messages.
      */
     public static synchronized int forTests() {
         String configured = System.getenv("TEST_RABBITMQ_PORT");
         if (configured != null && !configured.isBlank()) {
             return Integer.parseInt(configured.trim());
-        }
-        String known = System.getProperty(PORT_PROPERTY);
-        if (known != null && answers(Integer.parseInt(known))) {
-            return Integer.parseInt(known);
-        }
-        if (answers(5672)) {
-            return 5672;
         }
         return startOrReuse();
     }

@@ -21,8 +21,8 @@ import com.retrysafe.orders.events.EmbeddedBroker;
 /**
  * The real broker the tests run against, through the plain AMQP client: an observer of
  * {@code orders.events} on a temporary exclusive queue, and a producer of payment results into
- * {@code payments.results}. Which broker: {@code TEST_RABBITMQ_PORT} on 127.0.0.1, else the RabbitMQ on
- * 127.0.0.1:5672 when one answers, else the embedded Qpid Broker-J ({@link EmbeddedBroker}); the
+ * {@code payments.results}. Which broker: {@code TEST_RABBITMQ_PORT} on 127.0.0.1 when set (.ci/run: the
+ * machine's RabbitMQ), else an embedded Qpid Broker-J of this JVM's own ({@link EmbeddedBroker}); the
  * service under test is pointed at the same one (guest/guest).
  */
 public final class Broker implements AutoCloseable {
