@@ -156,10 +156,9 @@ public final class EmbeddedBroker {
     }
 
     /*
-     * The child JVM needs Qpid and its dependencies, and this class. The test and dev class paths
-     * name them all (surefire and dev mode put them in java.class.path, directly or through a
-     * manifest); the jars of a few of their classes are added in case a class loader put them
-     * elsewhere.
+     * The child JVM needs Qpid and its dependencies, and this class. Surefire and failsafe name them
+     * all in java.class.path (through a manifest); dev mode does not, so the jar of one class of each
+     * is added, as the class loader that loaded it says.
      */
     private static String classPath() {
         Set<String> entries = new LinkedHashSet<>();
@@ -167,9 +166,11 @@ public final class EmbeddedBroker {
         for (String name : List.of(Main.class.getName(), "org.apache.qpid.server.SystemLauncher",
                 "org.apache.qpid.server.protocol.v0_8.ProtocolEngineCreator_0_9_1",
                 "org.apache.qpid.server.virtualhostnode.memory.MemoryVirtualHostNode",
-                "com.fasterxml.jackson.databind.ObjectMapper", "com.fasterxml.jackson.core.JsonFactory",
-                "com.fasterxml.jackson.annotation.JsonProperty", "com.google.common.collect.ImmutableList",
-                "org.slf4j.LoggerFactory")) {
+                // Qpid's own dependencies (mvn dependency:tree): Jackson 3, Caffeine, Bouncy Castle, SLF4J.
+                "tools.jackson.core.JacksonException", "tools.jackson.databind.ObjectMapper",
+                "com.fasterxml.jackson.annotation.JsonProperty", "com.github.benmanes.caffeine.cache.Caffeine",
+                "org.bouncycastle.jce.provider.BouncyCastleProvider", "org.bouncycastle.cert.X509CertificateHolder",
+                "org.bouncycastle.asn1.bsi.BSIObjectIdentifiers", "org.slf4j.LoggerFactory")) {
             try {
                 var source = Class.forName(name, false, EmbeddedBroker.class.getClassLoader())
                         .getProtectionDomain().getCodeSource();
