@@ -119,11 +119,26 @@ public final class Broker implements AutoCloseable {
         }
     }
 
-    /** Messages ready (not delivered to a consumer) in payments.results. */
+    /**
+     * Messages left in payments.results, once the consumer's acknowledgements have reached the
+     * broker: waits (at most 5 s) for the count to fall to 0 and returns the last count. RabbitMQ
+     * counts only messages not yet delivered; Qpid Broker-J also counts a delivered message until its
+     * ack arrives, which may be a moment after the service counted it as handled. A message that is
+     * requeued again and again keeps the count above 0 on Qpid and is caught.
+     */
     public long readyResults() {
         try {
-            return channel.queueDeclarePassive(RESULTS_QUEUE).getMessageCount();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            long count = channel.queueDeclarePassive(RESULTS_QUEUE).getMessageCount();
+            while (count > 0 && System.nanoTime() < deadline) {
+                TimeUnit.MILLISECONDS.sleep(50);
+                count = channel.queueDeclarePassive(RESULTS_QUEUE).getMessageCount();
+            }
+            return count;
         } catch (IOException e) {
+            throw new IllegalStateException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
             throw new IllegalStateException(e);
         }
     }
