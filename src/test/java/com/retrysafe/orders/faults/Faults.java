@@ -8,8 +8,8 @@ import java.nio.file.StandardOpenOption;
 import java.time.Instant;
 
 /**
- * Quick or full, and the report. {@code ./mvnw verify} runs the quick part (small numbers, so CI
- * stays within minutes); {@code ./mvnw verify -Pfaults} sets {@code faults.full} and runs the
+ * Quick or full, and the report. {@code ./mvnw verify -Pfaults-quick} (CI) runs the quick part (small
+ * numbers, so CI stays within minutes; plain {@code verify} runs neither); {@code ./mvnw verify -Pfaults} sets {@code faults.full} and runs the
  * numbers the reliability issue asks for. Each scenario appends one row to
  * {@code target/faults/report.md}, which docs/RELIABILITY.md quotes.
  */

@@ -7,20 +7,19 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 
 /**
  * A real Redis for the fast-layer tests: TEST_REDIS_URL if set, else the server on
- * 127.0.0.1:6379 if one answers, else a throwaway {@code redis-server} started from the PATH on a
- * free port (stopped when the JVM exits). Tests use database 9, so flushing it leaves other
- * users of a shared server alone.
+ * 127.0.0.1:6379 if one answers, else a throwaway redis-server from the
+ * {@code com.github.codemonstur:embedded-redis} artifact (real Redis binaries) on a free port,
+ * stopped when the JVM exits. Tests use database 9, so flushing it leaves other users of a shared
+ * server alone.
  */
 public final class RedisServer {
 
     public static final int TEST_DATABASE = 9;
+    private static final String STARTED_PORT = "retrysafe.embedded-redis.port";
     private static String url;
 
     private RedisServer() {
@@ -41,30 +40,44 @@ public final class RedisServer {
         if (answersPing("127.0.0.1", 6379)) {
             return "redis://127.0.0.1:6379/" + TEST_DATABASE;
         }
+        // Each Quarkus restart loads this class anew: a system property remembers the server.
+        String started = System.getProperty(STARTED_PORT);
+        if (started != null && answersPing("127.0.0.1", Integer.parseInt(started))) {
+            return "redis://127.0.0.1:" + started + "/" + TEST_DATABASE;
+        }
         return start();
     }
 
     private static String start() {
         int port = freePort();
         try {
-            Path dir = Files.createDirectories(Path.of("target", "redis-" + port));
-            Process server = new ProcessBuilder(List.of("redis-server", "--bind", "127.0.0.1", "--port",
-                    Integer.toString(port), "--save", "", "--appendonly", "no", "--dir", dir.toAbsolutePath().toString()))
-                    .redirectErrorStream(true)
-                    .redirectOutput(dir.resolve("redis.log").toFile())
-                    .start();
-            Runtime.getRuntime().addShutdownHook(new Thread(server::destroy));
+            redis.embedded.RedisServer server = redis.embedded.RedisServer.newRedisServer()
+                    .port(port)
+                    .bind("127.0.0.1")
+                    .setting("save \"\"")
+                    .setting("appendonly no")
+                    .build();
+            server.start();
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+                try {
+                    server.stop();
+                } catch (IOException e) {
+                    // The JVM is exiting; the server process goes with it.
+                }
+            }));
             long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
             while (System.nanoTime() < deadline) {
                 if (answersPing("127.0.0.1", port)) {
+                    System.setProperty(STARTED_PORT, Integer.toString(port));
+                    System.out.printf("Embedded redis-server (com.github.codemonstur:embedded-redis) started on 127.0.0.1:%d%n", port);
                     return "redis://127.0.0.1:" + port + "/" + TEST_DATABASE;
                 }
                 Thread.sleep(100);
             }
-            throw new IllegalStateException("redis-server on port " + port + " did not answer; see " + dir);
+            throw new IllegalStateException("The embedded redis-server on port " + port + " did not answer");
         } catch (IOException e) {
-            throw new IllegalStateException("No Redis at 127.0.0.1:6379 and redis-server could not be started "
-                    + "(install Redis, or set TEST_REDIS_URL)", e);
+            throw new IllegalStateException("No Redis at 127.0.0.1:6379 and the embedded redis-server could not be "
+                    + "started (set TEST_REDIS_URL to use another Redis)", e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);
