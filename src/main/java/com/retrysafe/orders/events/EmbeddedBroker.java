@@ -102,6 +102,8 @@ public final class EmbeddedBroker {
                     throw new IllegalStateException("The embedded AMQP broker (Qpid Broker-J) did not start on "
                             + HOST + ":" + port + "; see " + work.resolve("broker.log"));
                 }
+                // Dev and test start-up only, while the configuration is read and before anything is
+                // served: no request path or event loop ever waits here.
                 Thread.sleep(100);
             }
             System.out.printf("Embedded AMQP broker (Apache Qpid Broker-J, in memory) started on %s:%d (log in %s)%n",
