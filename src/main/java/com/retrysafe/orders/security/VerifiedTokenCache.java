@@ -75,6 +75,13 @@ public class VerifiedTokenCache implements JWTParser {
             return;
         }
         String path = location.startsWith("file:") ? location.substring("file:".length()) : location;
+        try {
+            // The key the service started with, read before anything is served (start-up, not a
+            // request path): a change right after start-up is then a change, not the baseline.
+            keyFingerprint = sha256(vertx.fileSystem().readFileBlocking(path).getBytes());
+        } catch (RuntimeException unreadable) {
+            LOG.debugf("JWT key file %s not read at start-up: %s", path, unreadable.getMessage());
+        }
         keyCheckTimer = vertx.setPeriodic(KEY_CHECK_INTERVAL_MILLIS, id -> vertx.fileSystem().readFile(path)
                 .onSuccess(content -> keyRead(path, content.getBytes()))
                 .onFailure(failure -> LOG.debugf("JWT key file %s not read: %s", path, failure.getMessage())));
