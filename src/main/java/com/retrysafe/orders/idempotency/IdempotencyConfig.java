@@ -2,9 +2,6 @@ package com.retrysafe.orders.idempotency;
 
 import java.time.Duration;
 
-import jakarta.validation.constraints.Max;
-import jakarta.validation.constraints.Min;
-
 import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithDefault;
 
@@ -32,10 +29,8 @@ public interface IdempotencyConfig {
     @WithDefault("5s")
     Duration dbTimeout();
 
-    /** Status for a key reused with a different request: 409, or 422 as in the IETF draft. */
+    /** Status for a key reused with a different request: 409, or 422 as in the IETF draft (StartupChecks). */
     @WithDefault("409")
-    @Min(409)
-    @Max(422)
     int mismatchStatus();
 
     Cleanup cleanup();
@@ -48,10 +43,8 @@ public interface IdempotencyConfig {
         @WithDefault("1m")
         Duration interval();
 
-        /** Rows per delete statement. */
+        /** Rows per delete statement; 1 to 100,000 (StartupChecks). */
         @WithDefault("1000")
-        @Min(1)
-        @Max(100_000)
         int batchSize();
     }
 
@@ -81,9 +74,8 @@ public interface IdempotencyConfig {
 
         interface Breaker {
 
-            /** Consecutive failed calls that open the breaker. */
+            /** Consecutive failed calls that open the breaker; at least 1 (StartupChecks). */
             @WithDefault("5")
-            @Min(1)
             int failureThreshold();
 
             /** How long Redis is skipped once the breaker is open, before one call tries it again. */

@@ -3,9 +3,6 @@ package com.retrysafe.orders.payment;
 import java.time.Duration;
 import java.util.Optional;
 
-import jakarta.validation.constraints.Max;
-import jakarta.validation.constraints.Min;
-
 import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithDefault;
 
@@ -54,10 +51,8 @@ public interface PaymentsConfig {
         @WithDefault("1m")
         Duration backoffMax();
 
-        /** Most provider calls one worker has in flight at once. */
+        /** Most provider calls one worker has in flight at once; 1 to 1,000 (StartupChecks). */
         @WithDefault("16")
-        @Min(1)
-        @Max(1000)
         int concurrency();
     }
 

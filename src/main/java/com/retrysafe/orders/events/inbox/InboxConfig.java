@@ -2,9 +2,6 @@ package com.retrysafe.orders.events.inbox;
 
 import java.time.Duration;
 
-import jakarta.validation.constraints.Max;
-import jakarta.validation.constraints.Min;
-
 import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithDefault;
 
@@ -19,9 +16,10 @@ public interface InboxConfig {
     @WithDefault("7d")
     Duration retention();
 
-    /** Retries of a transaction that failed for a passing database reason, before the message is requeued. */
+    /**
+     * Retries of a transaction that failed for a passing database reason, before the message is
+     * requeued; 0 to 20 (StartupChecks).
+     */
     @WithDefault("3")
-    @Min(0)
-    @Max(20)
     int dbRetries();
 }

@@ -2,9 +2,6 @@ package com.retrysafe.orders.events.outbox;
 
 import java.time.Duration;
 
-import jakarta.validation.constraints.Max;
-import jakarta.validation.constraints.Min;
-
 import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithDefault;
 
@@ -30,10 +27,8 @@ public interface OutboxConfig {
         @WithDefault("1s")
         Duration interval();
 
-        /** Rows claimed per run (at most one per aggregate). */
+        /** Rows claimed per run (at most one per aggregate); 1 to 10,000 (StartupChecks). */
         @WithDefault("100")
-        @Min(1)
-        @Max(10_000)
         int batchSize();
 
         /**
@@ -58,10 +53,8 @@ public interface OutboxConfig {
         @WithDefault("1m")
         Duration interval();
 
-        /** Rows per delete statement. */
+        /** Rows per delete statement; 1 to 100,000 (StartupChecks). */
         @WithDefault("1000")
-        @Min(1)
-        @Max(100_000)
         int batchSize();
     }
 }
