@@ -11,7 +11,9 @@
 # JAVA_OPTS, KEEP_DB (1 = do not drop the database), REDIS (0 = skip the replay+redis phase),
 # REDIS_DB (3: the Redis database index the replay+redis phase flushes and uses), PEER (1 = also
 # measure the peer in ../shared/peers/spring-seed on a fresh database of its own, same scenarios),
-# PEER_DIR (the peer's sources), PEER_JAR (a built peer jar; default: built from PEER_DIR).
+# PEER_DIR (the peer's sources), PEER_JAR (a built peer jar; default: built from PEER_DIR),
+# GROWTH_RECORDS (0; N > 0 adds the growth rows: N live records prefilled by SQL, expiring
+# evenly over 24 h, while creates run and the cleanup deletes what expires), CLEANUP_INTERVAL (5s).
 set -euo pipefail
 
 BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -46,6 +48,8 @@ REDIS_DB=${REDIS_DB:-3}
 PEER=${PEER:-0}
 PEER_DIR=${PEER_DIR:-$ROOT/../shared/peers/spring-seed}
 PEER_JAR=${PEER_JAR:-}
+GROWTH_RECORDS=${GROWTH_RECORDS:-0}
+CLEANUP_INTERVAL=${CLEANUP_INTERVAL:-5s}
 
 THREADS=2                    # wrk threads and pgbench -j
 SKUS=1000                    # SKU ids 1..SKUS
@@ -72,6 +76,8 @@ done
 [[ $CEILING_LATENCY == 0 || $CEILING_LATENCY == 1 ]] || die "CEILING_LATENCY must be 0 or 1"
 [[ $REDIS == 0 || $REDIS == 1 ]] || die "REDIS must be 0 or 1"
 [[ $PEER == 0 || $PEER == 1 ]] || die "PEER must be 0 or 1"
+is_uint "$GROWTH_RECORDS" && ((GROWTH_RECORDS <= 100000000)) || die "GROWTH_RECORDS must be 0..100000000"
+[[ $CLEANUP_INTERVAL =~ ^[0-9]+(ms|s|m)$ ]] || die "CLEANUP_INTERVAL must be like 5s, 500ms or 1m"
 is_uint "$REDIS_DB" || die "REDIS_DB must be a Redis database index, not '$REDIS_DB'"
 ((DURATION >= 1 && DURATION <= 3600)) || die "DURATION must be 1..3600"
 ((WARMUP_SECONDS <= 3600)) || die "WARMUP_SECONDS must be 0..3600"
@@ -351,6 +357,7 @@ start_service() {
         MP_JWT_VERIFY_ISSUER="$ISSUER" \
         QUARKUS_HTTP_PORT="$PORT" \
         QUARKUS_HTTP_HOST=127.0.0.1 \
+        IDEMPOTENCY_CLEANUP_INTERVAL="$CLEANUP_INTERVAL" \
         ${POOL:+QUARKUS_DATASOURCE_REACTIVE_MAX_SIZE=$POOL} \
         "$@" \
         "$JAVA_HOME/bin/java" $JAVA_OPTS -jar "$JAR"
@@ -411,6 +418,7 @@ TOTAL_UNANSWERED=0   # requests whose outcome the client never learnt
 ROWS="$OUT/rows.tsv" # one line per measured run
 : > "$ROWS"
 declare -A RES
+declare -A GROWTH_DELETED
 
 # ------------------------------------------------------------------------------------------
 # wrk runs
@@ -542,6 +550,39 @@ run_scenarios() {
 }
 
 run_scenarios
+
+# ------------------------------------------------------------------------------------------
+# Growth: the create scenario again with GROWTH_RECORDS live records, some expiring as it runs
+# ------------------------------------------------------------------------------------------
+# idempotency_cleanup_deleted_total of the running service.
+cleanup_deleted() {
+    curl -fsS --max-time 10 "$BASE/q/metrics" \
+        | awk '/^idempotency_cleanup_deleted_total/ { v = $2; sub(/ .*/, "", v); n += v } END { printf "%d\n", n }'
+}
+if ((GROWTH_RECORDS > 0)); then
+    # Expiries spread evenly over the next 24 h (a day of GROWTH_RECORDS / 86400 creates per
+    # second), after one minute's backlog already expired: the cleanup works the whole time.
+    log "growth: prefilling $GROWTH_RECORDS idempotency records (SQL)"
+    q -c "INSERT INTO idempotency_record (owner_id, operation, idempotency_key, request_hash, status, http_status,
+                                          response_json, response_location, resource_id, created_at, updated_at, expires_at)
+          SELECT 1000000 + g % 100000, 'CREATE_ORDER', 'prefill-' || g, repeat('f', 64), 'SUCCEEDED', 201,
+                 '{\"orderId\":' || g || ',\"orderNo\":\"ORD-PREFILL-' || g || '\",\"status\":\"CREATED\",\"skuId\":1,\"quantity\":1}',
+                 '/api/orders/' || g, g, now() - interval '1 day', now() - interval '1 day',
+                 now() - interval '1 minute' + (g::float8 / $GROWTH_RECORDS) * interval '24 hours'
+            FROM generate_series(1, $GROWTH_RECORDS) g"
+    q -c "VACUUM ANALYZE idempotency_record"
+    log "growth: $(q -c "SELECT count(*) FROM idempotency_record") records, $(q -c "SELECT pg_size_pretty(pg_total_relation_size('idempotency_record'))") with indexes"
+    for c in $CONNECTIONS; do
+        d0=$(cleanup_deleted)
+        t0=$SECONDS
+        run_wrk "growth-create-c$c" create "$c" "$DURATION"
+        count_new
+        d1=$(cleanup_deleted)
+        add_row "create, $GROWTH_RECORDS records" "$c"
+        GROWTH_DELETED[$c]=$(awk -v d=$((d1 - d0)) -v t=$((SECONDS - t0)) 'BEGIN { printf "%.0f", (t > 0 ? d / t : 0) }')
+        log "growth c=$c: the cleanup deleted $((d1 - d0)) expired records in $((SECONDS - t0)) s (${GROWTH_DELETED[$c]}/s)"
+    done
+fi
 
 # ------------------------------------------------------------------------------------------
 # replay+redis: the replay scenario again, on a service restarted with the Redis fast layer
@@ -747,6 +788,13 @@ RESULTS="$OUT/results.md"
             echo "- replay+redis ÷ replay at $c connections: $(ratio "$(rps_of replay+redis "$c")" "$(rps_of replay "$c")")"
         done
     fi
+    if ((GROWTH_RECORDS > 0)); then
+        echo
+        for c in $CONNECTIONS; do
+            g="create, $GROWTH_RECORDS records"
+            echo "- growth at $c connections: create $(rps_of "$g" "$c") req/s with $GROWTH_RECORDS records (the cleanup deleting ${GROWTH_DELETED[$c]:-?} expired records/s) ÷ $(rps_of create "$c") req/s on the empty table = **$(ratio "$(rps_of "$g" "$c")" "$(rps_of create "$c")")**; p99 $(awk -F'\t' -v s="$g" -v c="$c" '$1 == s && $2 == c { print $5 }' "$ROWS") ms ÷ $(awk -F'\t' -v c="$c" '$1 == "create" && $2 == c { print $5 }' "$ROWS") ms"
+        done
+    fi
     if ((PEER)); then
         # Service CPU and PostgreSQL CPU per request, from the rows (columns 9 and 10).
         col_of() { awk -F'\t' -v s="$1" -v c="$2" -v k="$3" '$1 == s && $2 == c { print $k; exit }' "$ROWS"; }
@@ -784,7 +832,8 @@ ledger_checks() {
           FROM idempotency_record r
           LEFT JOIN purchase_order o
             ON o.id = r.resource_id AND o.owner_id = r.owner_id AND o.order_no NOT LIKE 'PG-%'
-         WHERE r.operation = 'CREATE_ORDER' AND r.idempotency_key NOT LIKE 'pg-%'")
+         WHERE r.operation = 'CREATE_ORDER' AND r.idempotency_key NOT LIKE 'pg-%'
+               AND r.idempotency_key NOT LIKE 'prefill-%'")
     IFS='|' read -r taken ordered skus_off orphan < <(q -c "
         SELECT coalesce(sum($INITIAL_STOCK::bigint - i.available), 0),
                (SELECT coalesce(sum(quantity), 0) FROM purchase_order),
