@@ -87,18 +87,19 @@ public class IdempotencyService {
             return cache.lookup(request)
                     .flatMap(cached -> cached.finished() != null
                             ? Uni.createFrom().item(Decision.fromCache(cached.finished(), request))
-                            : attempt(request, step, inProgress, cached.inFlight(), 1))
+                            : attempt(request, step, inProgress, cached.inFlight() ? HolderWait.NONE : HolderWait.IN_FLIGHT_WAIT,
+                                    1))
                     .invoke(decision -> report(request, decision, System.nanoTime() - started))
                     .map(decision -> decision.toResponse(config.mismatchStatus()));
         });
     }
 
     private Uni<Decision> attempt(IdempotentRequest request, Function<SqlConnection, Uni<StepResult>> step,
-            InProgressReplay inProgress, boolean markedInFlight, int attempt) {
+            InProgressReplay inProgress, HolderWait holderWait, int attempt) {
         return Deadline.within(repository.findLive(pool, request), config.dbTimeout().plusSeconds(1))
                 .flatMap(existing -> existing != null
                         ? rememberIfFinished(request, InFlightMarker.NONE, Decision.about(existing, request))
-                        : claimUnderMarker(request, step, markedInFlight))
+                        : claimUnderMarker(request, step, holderWait))
                 .flatMap(decision -> decision.accepted != null && inProgress != null
                         ? Deadline.within(inProgress.current(decision.accepted), config.dbTimeout().plusSeconds(1))
                                 .map(current -> current == null ? Decision.VANISHED : Decision.replayedInProgress(current))
@@ -111,7 +112,7 @@ public class IdempotencyService {
                         return Uni.createFrom().failure(new DatabaseTimeoutException(
                                 "the idempotency record kept changing under this request"));
                     }
-                    return attempt(request, step, inProgress, markedInFlight, attempt + 1);
+                    return attempt(request, step, inProgress, holderWait, attempt + 1);
                 });
     }
 
@@ -121,12 +122,13 @@ public class IdempotencyService {
      * this claim not wait: the database still decides who executes.
      */
     private Uni<Decision> claimUnderMarker(IdempotentRequest request, Function<SqlConnection, Uni<StepResult>> step,
-            boolean markedInFlight) {
-        if (markedInFlight) {
-            return claimAndRun(request, step, false)
+            HolderWait holderWait) {
+        if (holderWait == HolderWait.NONE) {
+            return claimAndRun(request, step, HolderWait.NONE)
                     .flatMap(decision -> rememberIfFinished(request, InFlightMarker.NONE, decision));
         }
-        return cache.markInFlight(request).flatMap(marker -> claimAndRun(request, step, !marker.contended())
+        return cache.markInFlight(request).flatMap(marker -> claimAndRun(request, step,
+                marker.contended() ? HolderWait.NONE : HolderWait.IN_FLIGHT_WAIT)
                 .onFailure().call(() -> cache.release(request, marker))
                 .flatMap(decision -> decision.finished
                         ? rememberIfFinished(request, marker, decision)
@@ -145,7 +147,7 @@ public class IdempotencyService {
     }
 
     private Uni<Decision> claimAndRun(IdempotentRequest request, Function<SqlConnection, Uni<StepResult>> step,
-            boolean waitForHolder) {
+            HolderWait holderWait) {
         // The server bounds every statement; this client-side bound is only for a server that has
         // stopped answering, so it leaves room for the longest legitimate wait. Past it the answer
         // is true either way: 503 when COMMIT was never sent (and now never will be), outcome
@@ -153,7 +155,7 @@ public class IdempotencyService {
         Duration limit = config.inFlightWait().plus(config.dbTimeout()).plusSeconds(1);
         // The SQL client traces statements, not COMMIT: a span of its own keeps it in the trace.
         return BoundedTransaction.run(pool, limit,
-                connection -> repository.claim(connection, request, config.retention(), waitForHolder)
+                connection -> repository.claim(connection, request, config.retention(), holderWait)
                         .flatMap(claim -> runClaimed(connection, request, step, claim)),
                 commit -> traced.clientCall("COMMIT", "COMMIT", commit))
                 .onFailure(IdempotencyRepository.InFlightWaitExpired.class).recoverWithItem(Decision.IN_PROGRESS);
