@@ -10,7 +10,6 @@ import org.jboss.logging.Logger;
 import org.jboss.logging.MDC;
 
 import com.retrysafe.orders.db.BoundedTransaction;
-import com.retrysafe.orders.db.DatabaseTimeoutException;
 import com.retrysafe.orders.db.Deadline;
 import com.retrysafe.orders.idempotency.cache.CachedResponse;
 import com.retrysafe.orders.idempotency.cache.IdempotencyCache;
@@ -109,8 +108,12 @@ public class IdempotencyService {
                         return Uni.createFrom().item(decision);
                     }
                     if (attempt >= MAX_ATTEMPTS) {
-                        return Uni.createFrom().failure(new DatabaseTimeoutException(
-                                "the idempotency record kept changing under this request"));
+                        // Logged here: the mapper logs a problem answer at DEBUG, and this one is
+                        // rare enough to be worth a look.
+                        LOG.warnf("503 temporarily-unavailable: the idempotency record kept changing under this"
+                                + " request (operation=%s owner=%d key=%s, %d attempts)", request.operation(),
+                                request.ownerId(), request.key(), attempt);
+                        return Uni.createFrom().failure(new RecordKeptChangingException());
                     }
                     return attempt(request, step, inProgress, holderWait, attempt + 1);
                 });
