@@ -135,17 +135,16 @@ public class IdempotencyRepository {
      * the key, {@code null} when a live record exists, and fails with
      * {@link InFlightWaitExpired} when another request held the key longer than the in-flight wait.
      *
-     * @param waitForHolder false when another request is known to be on this key (a Redis
-     *        in-flight marker): then a held key fails at once instead of after the in-flight
-     *        wait, while a stale marker still lets the claim through
+     * @param holderWait how long a key held by another request's open transaction is waited for
      */
-    public Uni<Claim> claim(SqlConnection tx, IdempotentRequest request, Duration retention, boolean waitForHolder) {
+    public Uni<Claim> claim(SqlConnection tx, IdempotentRequest request, Duration retention, HolderWait holderWait) {
         // The wait for a concurrent holder of the key is bounded by the connection's default
         // lock_timeout, idempotency.in-flight-wait (see BoundedPgPoolCreator). Right behind the
         // claim, pipelined in the same round trip, the rest of the transaction drops that bound:
         // its statements are limited by statement_timeout (idempotency.db-timeout) alone.
         // 1 ms, not 0: lock_timeout = 0 means no bound at all.
-        Uni<?> failFastIfHeld = waitForHolder ? NOTHING_TO_SET : tx.query("SET LOCAL lock_timeout = 1").execute();
+        Uni<?> failFastIfHeld = holderWait == HolderWait.IN_FLIGHT_WAIT ? NOTHING_TO_SET
+                : tx.query("SET LOCAL lock_timeout = 1").execute();
         Tuple scope = Tuple.of(request.ownerId(), request.operation().name(), request.key().value());
         // Statements on one connection run in order: a failure here arrives first and decides the
         // combined outcome, so its lock timeout must mean the same as the claim's.
