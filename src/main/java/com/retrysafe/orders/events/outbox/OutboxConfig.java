@@ -8,7 +8,7 @@ import jakarta.validation.constraints.Min;
 import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithDefault;
 
-/** The outbox relay and its cleanup (README "Events"); each is also an environment variable (OUTBOX_...). */
+/** The outbox relay and its cleanup (docs/DESIGN.md "Events"); each is also an environment variable (OUTBOX_...). */
 @ConfigMapping(prefix = "outbox")
 public interface OutboxConfig {
 
