@@ -34,33 +34,40 @@ public class IdempotencyRepository {
             """;
 
     /*
-     * Right before the claim, in the same transaction: an expired record the claim is about to take
-     * over goes to the audit trail first, as the cleanup would have sent it. FOR UPDATE makes a
-     * second claimer wait here and then find the row live (taken over), so a record is audited
-     * once; the wait is bounded like the claim's own. Like the takeover, it reads finished records
-     * only: one whose work is still running never expires.
-     */
-    private static final String AUDIT_TAKEOVER = """
-            INSERT INTO idempotency_audit (owner_id, operation, idempotency_key, request_hash, status, http_status,
-                                           resource_id, created_at, completed_at, expired_at)
-            SELECT owner_id, operation, idempotency_key, request_hash, status, http_status, resource_id, created_at,
-                   updated_at, expires_at
-              FROM idempotency_record
-             WHERE owner_id = $1 AND operation = $2 AND idempotency_key = $3
-               AND expires_at <= now()
-               AND status IN ('SUCCEEDED', 'FAILED_FINAL')
-               FOR UPDATE
-            """;
-
-    /*
      * Claims the key in one statement: a new row, or the takeover of an expired finished one. A
      * live row, or one whose work is still running, is left as it is and nothing is returned. If
      * another transaction holds the key uncommitted, this waits on the unique index until that one
      * ends (bounded by lock_timeout), then sees its outcome.
+     *
+     * "audited" sends an expired record the claim is about to take over to the audit trail first,
+     * as the cleanup would have. The one-time filter reads it, so it runs, and locks the row, before
+     * the INSERT looks at the key (left unread, a data-modifying CTE would run after the takeover
+     * and find the row already changed). FOR UPDATE makes a second claimer wait there and then
+     * find the row live (taken over), so a record is audited once; like the takeover, it reads
+     * finished records only: one whose work is still running never expires.
+     *
+     * RETURNING lifts the lock bound for the rest of the transaction, once the key is ours: its
+     * statements are limited by statement_timeout (idempotency.db-timeout) alone. One statement
+     * instead of three (audit, claim, SET LOCAL): PostgreSQL's work per create is what bounds the
+     * creates per second on a small machine (bench/README.md).
      */
     private static final String CLAIM = """
+            WITH audited AS (
+                INSERT INTO idempotency_audit (owner_id, operation, idempotency_key, request_hash, status,
+                                               http_status, resource_id, created_at, completed_at, expired_at)
+                SELECT owner_id, operation, idempotency_key, request_hash, status, http_status, resource_id,
+                       created_at, updated_at, expires_at
+                  FROM idempotency_record
+                 WHERE owner_id = $1 AND operation = $2 AND idempotency_key = $3
+                   AND expires_at <= now()
+                   AND status IN ('SUCCEEDED', 'FAILED_FINAL')
+                   FOR UPDATE
+                RETURNING 1
+            )
             INSERT INTO idempotency_record (owner_id, operation, idempotency_key, request_hash, status, expires_at)
-            VALUES ($1, $2, $3, $4, 'PROCESSING', now() + $5 * interval '1 millisecond')
+            SELECT $1::bigint, $2::varchar, $3::varchar, $4::text, 'PROCESSING',
+                   now() + $5::bigint * interval '1 millisecond'
+             WHERE (SELECT count(*) FROM audited) >= 0
             ON CONFLICT (owner_id, operation, idempotency_key) DO UPDATE
                SET request_hash = EXCLUDED.request_hash,
                    status = 'PROCESSING',
@@ -73,7 +80,8 @@ public class IdempotencyRepository {
                    expires_at = EXCLUDED.expires_at
              WHERE idempotency_record.expires_at <= now()
                AND idempotency_record.status IN ('SUCCEEDED', 'FAILED_FINAL')
-            RETURNING id, (extract(epoch FROM expires_at) * 1000)::bigint AS expires_at_ms
+            RETURNING id, (extract(epoch FROM expires_at) * 1000)::bigint AS expires_at_ms,
+                      set_config('lock_timeout', '0', true) AS lock_bound_lifted
             """;
 
     /*
@@ -139,18 +147,10 @@ public class IdempotencyRepository {
      */
     public Uni<Claim> claim(SqlConnection tx, IdempotentRequest request, Duration retention, HolderWait holderWait) {
         // The wait for a concurrent holder of the key is bounded by the connection's default
-        // lock_timeout, idempotency.in-flight-wait (see BoundedPgPoolCreator). Right behind the
-        // claim, pipelined in the same round trip, the rest of the transaction drops that bound:
-        // its statements are limited by statement_timeout (idempotency.db-timeout) alone.
-        // 1 ms, not 0: lock_timeout = 0 means no bound at all.
+        // lock_timeout, idempotency.in-flight-wait (see BoundedPgPoolCreator); the claim lifts it
+        // once the key is taken. 1 ms, not 0: lock_timeout = 0 means no bound at all.
         Uni<?> failFastIfHeld = holderWait == HolderWait.IN_FLIGHT_WAIT ? NOTHING_TO_SET
                 : tx.query("SET LOCAL lock_timeout = 1").execute();
-        Tuple scope = Tuple.of(request.ownerId(), request.operation().name(), request.key().value());
-        // Statements on one connection run in order: a failure here arrives first and decides the
-        // combined outcome, so its lock timeout must mean the same as the claim's.
-        Uni<?> auditTakeover = tx.preparedQuery(AUDIT_TAKEOVER).execute(scope)
-                .onFailure(failure -> DatabaseErrors.hasSqlState(failure, DatabaseErrors.LOCK_NOT_AVAILABLE))
-                .transform(failure -> new InFlightWaitExpired());
         Uni<Claim> claim = tx.preparedQuery(CLAIM)
                 .execute(Tuple.of(request.ownerId(), request.operation().name(), request.key().value(),
                         request.fingerprint(), retention.toMillis()))
@@ -164,9 +164,7 @@ public class IdempotencyRepository {
                 })
                 .onFailure(failure -> DatabaseErrors.hasSqlState(failure, DatabaseErrors.LOCK_NOT_AVAILABLE))
                 .transform(failure -> new InFlightWaitExpired());
-        Uni<?> liftLockBound = tx.query("SET LOCAL lock_timeout = 0").execute();
-        return Uni.combine().all().unis(failFastIfHeld, auditTakeover, claim, liftLockBound)
-                .with((ignored, audited, claimed, lifted) -> claimed);
+        return Uni.combine().all().unis(failFastIfHeld, claim).with((ignored, claimed) -> claimed);
     }
 
     /**
