@@ -24,13 +24,10 @@ public interface IdempotencyConfig {
     @WithDefault("30d")
     Duration auditRetention();
 
-    /** How long a duplicate waits for the first request before 409 request-in-progress. */
-    @WithDefault("2s")
-    Duration inFlightWait();
-
-    /** Bound on any one database interaction; past it the request fails with 503. */
-    @WithDefault("5s")
-    Duration dbTimeout();
+    /*
+     * idempotency.in-flight-wait and idempotency.db-timeout bound the pool as a whole: they are
+     * mapped by db.DatabaseConfig.
+     */
 
     /** Status for a key reused with a different request: 409, or 422 as in the IETF draft. */
     @WithDefault("409")

@@ -10,6 +10,7 @@ import org.jboss.logging.Logger;
 import org.jboss.logging.MDC;
 
 import com.retrysafe.orders.db.BoundedTransaction;
+import com.retrysafe.orders.db.DatabaseConfig;
 import com.retrysafe.orders.db.DatabaseTimeoutException;
 import com.retrysafe.orders.db.Deadline;
 import com.retrysafe.orders.idempotency.cache.CachedResponse;
@@ -50,15 +51,17 @@ public class IdempotencyService {
     private final Pool pool;
     private final IdempotencyRepository repository;
     private final IdempotencyConfig config;
+    private final DatabaseConfig database;
     private final IdempotencyMetrics metrics;
     private final IdempotencyCache cache;
     private final TracedWork traced;
 
     public IdempotencyService(Pool pool, IdempotencyRepository repository, IdempotencyConfig config,
-            IdempotencyMetrics metrics, IdempotencyCache cache, TracedWork traced) {
+            DatabaseConfig database, IdempotencyMetrics metrics, IdempotencyCache cache, TracedWork traced) {
         this.pool = pool;
         this.repository = repository;
         this.config = config;
+        this.database = database;
         this.metrics = metrics;
         this.cache = cache;
         this.traced = traced;
@@ -95,12 +98,12 @@ public class IdempotencyService {
 
     private Uni<Decision> attempt(IdempotentRequest request, Function<SqlConnection, Uni<StepResult>> step,
             InProgressReplay inProgress, boolean markedInFlight, int attempt) {
-        return Deadline.within(repository.findLive(pool, request), config.dbTimeout().plusSeconds(1))
+        return Deadline.within(repository.findLive(pool, request), database.clientDeadline())
                 .flatMap(existing -> existing != null
                         ? rememberIfFinished(request, InFlightMarker.NONE, Decision.about(existing, request))
                         : claimUnderMarker(request, step, markedInFlight))
                 .flatMap(decision -> decision.accepted != null && inProgress != null
-                        ? Deadline.within(inProgress.current(decision.accepted), config.dbTimeout().plusSeconds(1))
+                        ? Deadline.within(inProgress.current(decision.accepted), database.clientDeadline())
                                 .map(current -> current == null ? Decision.VANISHED : Decision.replayedInProgress(current))
                         : Uni.createFrom().item(decision))
                 .flatMap(decision -> {
@@ -150,7 +153,7 @@ public class IdempotencyService {
         // stopped answering, so it leaves room for the longest legitimate wait. Past it the answer
         // is true either way: 503 when COMMIT was never sent (and now never will be), outcome
         // unknown when it was.
-        Duration limit = config.inFlightWait().plus(config.dbTimeout()).plusSeconds(1);
+        Duration limit = DatabaseConfig.clientDeadline(database.inFlightWait().plus(database.dbTimeout()));
         // The SQL client traces statements, not COMMIT: a span of its own keeps it in the trace.
         return BoundedTransaction.run(pool, limit,
                 connection -> repository.claim(connection, request, config.retention(), waitForHolder)

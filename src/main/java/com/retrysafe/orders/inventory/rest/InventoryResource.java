@@ -22,8 +22,8 @@ import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 import org.jboss.resteasy.reactive.RestPath;
 
 import com.retrysafe.orders.db.BoundedTransaction;
+import com.retrysafe.orders.db.DatabaseConfig;
 import com.retrysafe.orders.db.Deadline;
-import com.retrysafe.orders.idempotency.IdempotencyConfig;
 import com.retrysafe.orders.inventory.Inventory;
 import com.retrysafe.orders.inventory.SetStockRequest;
 import com.retrysafe.orders.inventory.repository.InventoryRepository;
@@ -48,11 +48,11 @@ public class InventoryResource {
     private final Duration dbTimeout;
 
     public InventoryResource(Pool pool, InventoryRepository inventory, AuthenticatedOwner owner,
-            IdempotencyConfig config) {
+            DatabaseConfig database) {
         this.pool = pool;
         this.inventory = inventory;
         this.owner = owner;
-        this.dbTimeout = config.dbTimeout().plusSeconds(1);
+        this.dbTimeout = database.clientDeadline();
     }
 
     @PUT

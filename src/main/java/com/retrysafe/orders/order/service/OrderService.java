@@ -8,10 +8,10 @@ import jakarta.enterprise.context.ApplicationScoped;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.retrysafe.orders.db.DatabaseConfig;
 import com.retrysafe.orders.db.Deadline;
 import com.retrysafe.orders.events.outbox.OutboxWriter;
 import com.retrysafe.orders.idempotency.Fingerprint;
-import com.retrysafe.orders.idempotency.IdempotencyConfig;
 import com.retrysafe.orders.idempotency.IdempotencyKey;
 import com.retrysafe.orders.idempotency.IdempotencyService;
 import com.retrysafe.orders.idempotency.IdempotentRequest;
@@ -47,7 +47,7 @@ public class OrderService {
 
     public OrderService(Pool pool, IdempotencyService idempotency, OrderRepository orders,
             InventoryRepository inventory, ObjectMapper json, ProblemWriter problems, OutboxWriter outbox,
-            IdempotencyConfig config) {
+            DatabaseConfig database) {
         this.pool = pool;
         this.idempotency = idempotency;
         this.orders = orders;
@@ -55,7 +55,7 @@ public class OrderService {
         this.json = json;
         this.problems = problems;
         this.outbox = outbox;
-        this.dbTimeout = config.dbTimeout().plusSeconds(1);
+        this.dbTimeout = database.clientDeadline();
     }
 
     public Uni<IdempotentResponse> create(long ownerId, IdempotencyKey key, CreateOrderRequest body) {

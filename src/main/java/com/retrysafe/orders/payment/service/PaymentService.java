@@ -4,10 +4,10 @@ import java.time.Duration;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
+import com.retrysafe.orders.db.DatabaseConfig;
 import com.retrysafe.orders.db.DatabaseErrors;
 import com.retrysafe.orders.db.Deadline;
 import com.retrysafe.orders.idempotency.Fingerprint;
-import com.retrysafe.orders.idempotency.IdempotencyConfig;
 import com.retrysafe.orders.idempotency.IdempotencyKey;
 import com.retrysafe.orders.idempotency.IdempotencyService;
 import com.retrysafe.orders.idempotency.IdempotentRequest;
@@ -45,12 +45,12 @@ public class PaymentService {
     private final Duration dbTimeout;
 
     public PaymentService(Pool pool, IdempotencyService idempotency, PaymentRepository payments,
-            PaymentFinisher finisher, IdempotencyConfig config) {
+            PaymentFinisher finisher, DatabaseConfig database) {
         this.pool = pool;
         this.idempotency = idempotency;
         this.payments = payments;
         this.finisher = finisher;
-        this.dbTimeout = config.dbTimeout().plusSeconds(1);
+        this.dbTimeout = database.clientDeadline();
     }
 
     public Uni<IdempotentResponse> pay(long ownerId, long orderId, IdempotencyKey key, PayOrderRequest body) {
