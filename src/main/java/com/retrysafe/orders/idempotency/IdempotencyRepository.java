@@ -5,10 +5,9 @@ import java.time.Duration;
 import jakarta.enterprise.context.ApplicationScoped;
 
 import com.retrysafe.orders.db.DatabaseErrors;
+import com.retrysafe.orders.db.Rows;
 
 import io.smallrye.mutiny.Uni;
-import io.vertx.mutiny.sqlclient.Row;
-import io.vertx.mutiny.sqlclient.RowIterator;
 import io.vertx.mutiny.sqlclient.SqlClient;
 import io.vertx.mutiny.sqlclient.SqlConnection;
 import io.vertx.mutiny.sqlclient.Tuple;
@@ -120,10 +119,7 @@ public class IdempotencyRepository {
     public Uni<IdempotencyRecord> findLive(SqlClient client, IdempotentRequest request) {
         return client.preparedQuery(FIND_LIVE)
                 .execute(Tuple.of(request.ownerId(), request.operation().name(), request.key().value()))
-                .map(rows -> {
-                    RowIterator<Row> iterator = rows.iterator();
-                    return iterator.hasNext() ? IdempotencyRecord.from(iterator.next()) : null;
-                });
+                .map(Rows.firstOrNull(IdempotencyRecord::from));
     }
 
     /** The key, claimed: the new record and when it expires (epoch milliseconds, database clock). */
@@ -155,14 +151,7 @@ public class IdempotencyRepository {
         Uni<Claim> claim = tx.preparedQuery(CLAIM)
                 .execute(Tuple.of(request.ownerId(), request.operation().name(), request.key().value(),
                         request.fingerprint(), retention.toMillis()))
-                .map(rows -> {
-                    RowIterator<Row> iterator = rows.iterator();
-                    if (!iterator.hasNext()) {
-                        return null;
-                    }
-                    Row row = iterator.next();
-                    return new Claim(row.getLong("id"), row.getLong("expires_at_ms"));
-                })
+                .map(Rows.firstOrNull(row -> new Claim(row.getLong("id"), row.getLong("expires_at_ms"))))
                 .onFailure(failure -> DatabaseErrors.hasSqlState(failure, DatabaseErrors.LOCK_NOT_AVAILABLE))
                 .transform(failure -> new InFlightWaitExpired());
         Uni<?> liftLockBound = tx.query("SET LOCAL lock_timeout = 0").execute();

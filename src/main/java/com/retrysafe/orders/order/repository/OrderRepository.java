@@ -5,11 +5,10 @@ import java.util.List;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
+import com.retrysafe.orders.db.Rows;
 import com.retrysafe.orders.order.Order;
 
 import io.smallrye.mutiny.Uni;
-import io.vertx.mutiny.sqlclient.Row;
-import io.vertx.mutiny.sqlclient.RowIterator;
 import io.vertx.mutiny.sqlclient.SqlClient;
 import io.vertx.mutiny.sqlclient.Tuple;
 
@@ -52,19 +51,13 @@ public class OrderRepository {
     public Uni<Order> insertTakingStock(SqlClient client, String orderNo, long ownerId, long skuId, int quantity) {
         return client.preparedQuery(INSERT_TAKING_STOCK)
                 .execute(Tuple.of(orderNo, ownerId, skuId, quantity))
-                .map(rows -> {
-                    RowIterator<Row> iterator = rows.iterator();
-                    return iterator.hasNext() ? Order.from(iterator.next()) : null;
-                });
+                .map(Rows.firstOrNull(Order::from));
     }
 
     public Uni<Order> findForOwner(SqlClient client, long orderId, long ownerId) {
         return client.preparedQuery(FIND_FOR_OWNER)
                 .execute(Tuple.of(orderId, ownerId))
-                .map(rows -> {
-                    RowIterator<Row> iterator = rows.iterator();
-                    return iterator.hasNext() ? Order.from(iterator.next()) : null;
-                });
+                .map(Rows.firstOrNull(Order::from));
     }
 
     public Uni<List<Order>> pageForOwner(SqlClient client, long ownerId, long afterId, int limit) {

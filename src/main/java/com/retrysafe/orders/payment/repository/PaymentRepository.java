@@ -4,11 +4,10 @@ import java.time.Duration;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
+import com.retrysafe.orders.db.Rows;
 import com.retrysafe.orders.payment.PaymentBody;
 
 import io.smallrye.mutiny.Uni;
-import io.vertx.mutiny.sqlclient.Row;
-import io.vertx.mutiny.sqlclient.RowIterator;
 import io.vertx.mutiny.sqlclient.RowSet;
 import io.vertx.mutiny.sqlclient.SqlClient;
 import io.vertx.mutiny.sqlclient.Tuple;
@@ -94,14 +93,7 @@ public class PaymentRepository {
     /** Emits null when the order does not exist or belongs to another owner. */
     public Uni<OrderState> lockOrderForOwner(SqlClient tx, long orderId, long ownerId) {
         return tx.preparedQuery(LOCK_ORDER_FOR_OWNER).execute(Tuple.of(orderId, ownerId))
-                .map(rows -> {
-                    RowIterator<Row> iterator = rows.iterator();
-                    if (!iterator.hasNext()) {
-                        return null;
-                    }
-                    Row row = iterator.next();
-                    return new OrderState(row.getString("status"), row.getBoolean("active_payment"));
-                });
+                .map(Rows.firstOrNull(row -> new OrderState(row.getString("status"), row.getBoolean("active_payment"))));
     }
 
     /** @param traceParent the accepting request's W3C traceparent; null outside a trace */
@@ -110,27 +102,21 @@ public class PaymentRepository {
         return tx.preparedQuery(INSERT_WITH_TASK)
                 .execute(Tuple.tuple().addLong(orderId).addLong(ownerId).addLong(amount).addString(currency)
                         .addString(traceParent))
-                .map(PaymentRepository::single);
+                .map(Rows.firstOrNull(PaymentBody::from));
     }
 
     public Uni<PaymentBody> findForOwner(SqlClient client, long paymentId, long ownerId) {
-        return client.preparedQuery(FIND_FOR_OWNER).execute(Tuple.of(paymentId, ownerId)).map(PaymentRepository::single);
+        return client.preparedQuery(FIND_FOR_OWNER).execute(Tuple.of(paymentId, ownerId)).map(Rows.firstOrNull(PaymentBody::from));
     }
 
     public Uni<PaymentBody> find(SqlClient client, long paymentId) {
-        return client.preparedQuery(FIND).execute(Tuple.of(paymentId)).map(PaymentRepository::single);
+        return client.preparedQuery(FIND).execute(Tuple.of(paymentId)).map(Rows.firstOrNull(PaymentBody::from));
     }
 
     /** Emits null for an unknown payment. */
     public Uni<LockedPayment> lock(SqlClient tx, long paymentId) {
-        return tx.preparedQuery(LOCK).execute(Tuple.of(paymentId)).map(rows -> {
-            RowIterator<Row> iterator = rows.iterator();
-            if (!iterator.hasNext()) {
-                return null;
-            }
-            Row row = iterator.next();
-            return new LockedPayment(PaymentBody.from(row), row.getLong("owner_id"));
-        });
+        return tx.preparedQuery(LOCK).execute(Tuple.of(paymentId))
+                .map(Rows.firstOrNull(row -> new LockedPayment(PaymentBody.from(row), row.getLong("owner_id"))));
     }
 
     public Uni<Integer> setFinal(SqlClient tx, long paymentId, String status, String chargeId, String declineReason) {
@@ -148,10 +134,5 @@ public class PaymentRepository {
                 .execute(Tuple.from(new Object[] { paymentId, ownerId, recordStatus, httpStatus, bodyJson, location,
                         retention.toMillis() }))
                 .map(RowSet::rowCount);
-    }
-
-    private static PaymentBody single(RowSet<Row> rows) {
-        RowIterator<Row> iterator = rows.iterator();
-        return iterator.hasNext() ? PaymentBody.from(iterator.next()) : null;
     }
 }
