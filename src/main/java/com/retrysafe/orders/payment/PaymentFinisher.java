@@ -6,12 +6,12 @@ import jakarta.enterprise.context.ApplicationScoped;
 
 import org.jboss.logging.Logger;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.retrysafe.orders.common.JsonText;
 import com.retrysafe.orders.idempotency.IdempotencyConfig;
 import com.retrysafe.orders.idempotency.RecordStatus;
-import com.retrysafe.orders.payment.repository.PaymentRepository;
 import com.retrysafe.orders.payment.repository.PaymentRepository.LockedPayment;
+import com.retrysafe.orders.payment.repository.PaymentRepository;
 import com.retrysafe.orders.payment.repository.PaymentTaskRepository;
 import com.retrysafe.orders.web.Problem;
 import com.retrysafe.orders.web.ProblemType;
@@ -154,11 +154,7 @@ public class PaymentFinisher {
     }
 
     public String toJson(PaymentBody body) {
-        try {
-            return json.writeValueAsString(body);
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException("A payment could not be serialized", e);
-        }
+        return JsonText.write(json, body, "A payment could not be serialized");
     }
 
     private static String truncate(String text) {

@@ -6,8 +6,8 @@ import java.util.UUID;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.retrysafe.orders.common.JsonText;
 import com.retrysafe.orders.db.DatabaseConfig;
 import com.retrysafe.orders.db.Deadline;
 import com.retrysafe.orders.events.outbox.OutboxWriter;
@@ -107,11 +107,7 @@ public class OrderService {
     }
 
     private String toJson(Order order) {
-        try {
-            return json.writeValueAsString(order);
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException("An order could not be serialized", e);
-        }
+        return JsonText.write(json, order, "An order could not be serialized");
     }
 
     /** Random, so order numbers reveal nothing about volume; the unique constraint guards the rest. */
