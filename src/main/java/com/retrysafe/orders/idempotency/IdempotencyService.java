@@ -1,7 +1,6 @@
 package com.retrysafe.orders.idempotency;
 
 import java.time.Duration;
-import java.util.Map;
 import java.util.function.Function;
 
 import jakarta.enterprise.context.ApplicationScoped;
@@ -271,11 +270,10 @@ public class IdempotencyService {
             return switch (outcome) {
                 case EXECUTED -> new IdempotentResponse(response, false);
                 case REPLAYED -> new IdempotentResponse(response, true);
-                case CONFLICT -> throw new ProblemException(ProblemType.IDEMPOTENCY_KEY_REUSED, mismatchStatus,
-                        "This Idempotency-Key was already used with a different request", Map.of(), null);
-                case IN_PROGRESS -> throw new ProblemException(ProblemType.REQUEST_IN_PROGRESS, 409,
-                        "A request with this Idempotency-Key is still being processed; retry shortly",
-                        Map.of("Retry-After", "1"), null);
+                case CONFLICT -> throw ProblemException.idempotencyKeyReused(mismatchStatus,
+                        "This Idempotency-Key was already used with a different request");
+                case IN_PROGRESS -> throw ProblemException.requestInProgress(
+                        "A request with this Idempotency-Key is still being processed; retry shortly");
             };
         }
     }

@@ -30,7 +30,6 @@ import com.retrysafe.orders.inventory.repository.InventoryRepository;
 import com.retrysafe.orders.web.AuthenticatedOwner;
 import com.retrysafe.orders.web.Problem;
 import com.retrysafe.orders.web.ProblemException;
-import com.retrysafe.orders.web.ProblemType;
 
 import io.quarkus.security.Authenticated;
 import io.smallrye.mutiny.Uni;
@@ -82,11 +81,6 @@ public class InventoryResource {
     public Uni<Inventory> get(@RestPath long skuId) {
         owner.id();
         return Deadline.within(inventory.find(pool, skuId), dbTimeout)
-                .map(found -> {
-                    if (found == null) {
-                        throw new ProblemException(ProblemType.NOT_FOUND, "No SKU " + skuId);
-                    }
-                    return found;
-                });
+                .map(ProblemException.orNotFound("No SKU " + skuId));
     }
 }

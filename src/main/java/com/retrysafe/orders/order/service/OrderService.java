@@ -89,13 +89,8 @@ public class OrderService {
 
     public Uni<Order> get(long ownerId, long orderId) {
         return Deadline.within(orders.findForOwner(pool, orderId, ownerId), dbTimeout)
-                .map(order -> {
-                    if (order == null) {
-                        // Another owner's order looks exactly like a missing one.
-                        throw new ProblemException(ProblemType.NOT_FOUND, "No order " + orderId);
-                    }
-                    return order;
-                });
+                // Another owner's order looks exactly like a missing one.
+                .map(ProblemException.orNotFound("No order " + orderId));
     }
 
     public Uni<OrderPage> list(long ownerId, long afterId, int limit) {

@@ -73,7 +73,7 @@ public class PaymentService {
         return payments.lockOrderForOwner(tx, orderId, ownerId)
                 .flatMap(order -> {
                     if (order == null) {
-                        throw new ProblemException(ProblemType.NOT_FOUND, "No order " + orderId);
+                        throw ProblemException.notFound("No order " + orderId);
                     }
                     if ("PAID".equals(order.status()) || order.activePayment()) {
                         throw alreadyPaid(orderId);
@@ -95,13 +95,8 @@ public class PaymentService {
 
     public Uni<PaymentBody> get(long ownerId, long paymentId) {
         return Deadline.within(payments.findForOwner(pool, paymentId, ownerId), dbTimeout)
-                .map(payment -> {
-                    if (payment == null) {
-                        // Another owner's payment looks exactly like a missing one.
-                        throw new ProblemException(ProblemType.NOT_FOUND, "No payment " + paymentId);
-                    }
-                    return payment;
-                });
+                // Another owner's payment looks exactly like a missing one.
+                .map(ProblemException.orNotFound("No payment " + paymentId));
     }
 
     private static ProblemException alreadyPaid(long orderId) {
