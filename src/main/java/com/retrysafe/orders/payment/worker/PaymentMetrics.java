@@ -8,6 +8,7 @@ import java.util.concurrent.atomic.AtomicReference;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
+import com.retrysafe.orders.common.Gauges;
 import com.retrysafe.orders.idempotency.RecordStatus;
 import com.retrysafe.orders.payment.provider.ChargeResult;
 import com.retrysafe.orders.payment.repository.PaymentTaskRepository;
@@ -43,13 +44,7 @@ public class PaymentMetrics {
     public PaymentMetrics(MeterRegistry registry, PaymentTaskRepository tasks, Pool pool) {
         this.tasks = tasks;
         this.pool = pool;
-        /*
-         * A test suite restarts the application in one JVM, and Micrometer's global registry would
-         * hand back the gauge of the first start, still reading that start's values: each start
-         * replaces the gauges with its own (in production there is nothing to replace).
-         */
-        registry.find("payments.tasks").gauges().forEach(registry::remove);
-        registry.find("payments.oldest.unfinished.age").gauges().forEach(registry::remove);
+        Gauges.removeLeftovers(registry, "payments.tasks", "payments.oldest.unfinished.age");
         for (RecordStatus state : RecordStatus.values()) {
             AtomicLong value = new AtomicLong();
             tasksByState.put(state, value);
