@@ -1,7 +1,8 @@
-package com.retrysafe.orders.events.outbox;
+package com.retrysafe.orders.payment.events;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
+import com.retrysafe.orders.events.outbox.OutboxWriter;
 import com.retrysafe.orders.payment.PaymentBody;
 import com.retrysafe.orders.payment.PaymentFinalListener;
 

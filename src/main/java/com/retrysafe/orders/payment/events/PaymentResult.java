@@ -1,4 +1,4 @@
-package com.retrysafe.orders.events.inbox;
+package com.retrysafe.orders.payment.events;
 
 import java.util.Set;
 
