@@ -9,7 +9,11 @@ import org.jboss.logging.Logger;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.retrysafe.orders.common.JsonText;
 import com.retrysafe.orders.idempotency.IdempotencyConfig;
+import com.retrysafe.orders.idempotency.IdempotencyRepository;
+import com.retrysafe.orders.idempotency.Operation;
 import com.retrysafe.orders.idempotency.RecordStatus;
+import com.retrysafe.orders.idempotency.StoredResponse;
+import com.retrysafe.orders.order.repository.OrderRepository;
 import com.retrysafe.orders.payment.repository.PaymentRepository.LockedPayment;
 import com.retrysafe.orders.payment.repository.PaymentRepository;
 import com.retrysafe.orders.payment.repository.PaymentTaskRepository;
@@ -62,15 +66,20 @@ public class PaymentFinisher {
 
     private final PaymentRepository payments;
     private final PaymentTaskRepository tasks;
+    private final OrderRepository orders;
+    private final IdempotencyRepository records;
     private final PaymentFinalListener listener;
     private final ProblemWriter problems;
     private final ObjectMapper json;
     private final Duration retention;
 
-    public PaymentFinisher(PaymentRepository payments, PaymentTaskRepository tasks, PaymentFinalListener listener,
-            ProblemWriter problems, ObjectMapper json, IdempotencyConfig idempotency) {
+    public PaymentFinisher(PaymentRepository payments, PaymentTaskRepository tasks, OrderRepository orders,
+            IdempotencyRepository records, PaymentFinalListener listener, ProblemWriter problems, ObjectMapper json,
+            IdempotencyConfig idempotency) {
         this.payments = payments;
         this.tasks = tasks;
+        this.orders = orders;
+        this.records = records;
         this.listener = listener;
         this.problems = problems;
         this.json = json;
@@ -125,32 +134,35 @@ public class PaymentFinisher {
     private Uni<Void> write(SqlConnection tx, LockedPayment locked, Ending ending, String chargeId, String reason) {
         PaymentBody body = locked.body().withStatus(ending.name());
         long paymentId = body.paymentId();
-        Uni<Integer> order = ending == Ending.PAID ? payments.markOrderPaid(tx, body.orderId())
+        Uni<Integer> order = ending == Ending.PAID ? orders.markPaid(tx, body.orderId())
                 : Uni.createFrom().item(0);
         return payments.setFinal(tx, paymentId, ending.name(), chargeId, truncate(reason))
                 .flatMap(ignored -> order)
-                .flatMap(ignored -> switch (ending) {
-                    case PAID -> payments.finishRecord(tx, paymentId, locked.ownerId(), RecordStatus.SUCCEEDED.name(),
-                            201, toJson(body), body.location(), retention);
-                    case DECLINED -> payments.finishRecord(tx, paymentId, locked.ownerId(),
-                            RecordStatus.FAILED_FINAL.name(), ProblemType.PAYMENT_DECLINED.status(),
-                            problem(ProblemType.PAYMENT_DECLINED, "The payment provider declined payment " + paymentId),
-                            body.location(), retention);
-                    case FAILED -> payments.finishRecord(tx, paymentId, locked.ownerId(),
-                            RecordStatus.FAILED_FINAL.name(), ProblemType.PAYMENT_FAILED.status(),
-                            problem(ProblemType.PAYMENT_FAILED, "Payment " + paymentId
-                                    + " could not be completed with the payment provider; a new request may try again"),
-                            body.location(), retention);
-                })
+                .flatMap(ignored -> records.finishAccepted(tx, Operation.PAY_ORDER, locked.ownerId(),
+                        ending == Ending.PAID ? RecordStatus.SUCCEEDED : RecordStatus.FAILED_FINAL,
+                        finalAnswer(body, ending), retention))
                 .flatMap(ignored -> listener.paymentFinal(tx, body, locked.ownerId()));
+    }
+
+    /** What the PAY_ORDER request is answered from now on: 201, 422 payment-declined or 502 payment-failed. */
+    private StoredResponse finalAnswer(PaymentBody body, Ending ending) {
+        long paymentId = body.paymentId();
+        return switch (ending) {
+            case PAID -> new StoredResponse(201, toJson(body), body.location(), paymentId);
+            case DECLINED -> problemAnswer(body, ProblemType.PAYMENT_DECLINED,
+                    "The payment provider declined payment " + paymentId);
+            case FAILED -> problemAnswer(body, ProblemType.PAYMENT_FAILED, "Payment " + paymentId
+                    + " could not be completed with the payment provider; a new request may try again");
+        };
     }
 
     private static String taskState(Ending ending) {
         return ending == Ending.PAID ? RecordStatus.SUCCEEDED.name() : RecordStatus.FAILED_FINAL.name();
     }
 
-    private String problem(ProblemType type, String detail) {
-        return problems.json(Problem.of(type, type.status(), detail));
+    private StoredResponse problemAnswer(PaymentBody body, ProblemType type, String detail) {
+        return new StoredResponse(type.status(), problems.json(Problem.of(type, type.status(), detail)),
+                body.location(), body.paymentId());
     }
 
     public String toJson(PaymentBody body) {

@@ -15,6 +15,7 @@ import com.retrysafe.orders.idempotency.IdempotentResponse;
 import com.retrysafe.orders.idempotency.Operation;
 import com.retrysafe.orders.idempotency.StepResult;
 import com.retrysafe.orders.idempotency.StoredResponse;
+import com.retrysafe.orders.order.repository.OrderRepository;
 import com.retrysafe.orders.payment.PayOrderRequest;
 import com.retrysafe.orders.payment.PaymentBody;
 import com.retrysafe.orders.payment.PaymentFinisher;
@@ -40,14 +41,16 @@ public class PaymentService {
 
     private final Pool pool;
     private final IdempotencyService idempotency;
+    private final OrderRepository orders;
     private final PaymentRepository payments;
     private final PaymentFinisher finisher;
     private final Duration dbTimeout;
 
-    public PaymentService(Pool pool, IdempotencyService idempotency, PaymentRepository payments,
-            PaymentFinisher finisher, DatabaseConfig database) {
+    public PaymentService(Pool pool, IdempotencyService idempotency, OrderRepository orders,
+            PaymentRepository payments, PaymentFinisher finisher, DatabaseConfig database) {
         this.pool = pool;
         this.idempotency = idempotency;
+        this.orders = orders;
         this.payments = payments;
         this.finisher = finisher;
         this.dbTimeout = database.clientDeadline();
@@ -70,16 +73,21 @@ public class PaymentService {
      * the key's claim roll back, so nothing is recorded and the key stays free.
      */
     private Uni<StepResult> accept(SqlConnection tx, long ownerId, long orderId, long amount, String currency) {
-        return payments.lockOrderForOwner(tx, orderId, ownerId)
-                .flatMap(order -> {
-                    if (order == null) {
+        // Sent together, one round trip; statements on one connection run in order, so the order is
+        // locked before its payments are read, and a failure of the lock arrives first.
+        return Uni.combine().all()
+                .unis(orders.lockForOwner(tx, orderId, ownerId), payments.hasActivePayment(tx, orderId))
+                .with((orderStatus, activePayment) -> {
+                    if (orderStatus == null) {
                         throw ProblemException.notFound("No order " + orderId);
                     }
-                    if ("PAID".equals(order.status()) || order.activePayment()) {
+                    if ("PAID".equals(orderStatus) || activePayment) {
                         throw alreadyPaid(orderId);
                     }
-                    return payments.insertWithTask(tx, orderId, ownerId, amount, currency, TraceContext.current());
+                    return orderId;
                 })
+                .flatMap(payable -> payments.insertWithTask(tx, payable, ownerId, amount, currency,
+                        TraceContext.current()))
                 .onFailure(failure -> DatabaseErrors.hasSqlState(failure, UNIQUE_VIOLATION))
                 .transform(failure -> alreadyPaid(orderId))
                 .map(payment -> StepResult.accepted(202, finisher.toJson(payment), payment.location(),

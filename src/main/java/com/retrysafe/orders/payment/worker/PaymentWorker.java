@@ -16,7 +16,6 @@ import com.retrysafe.orders.payment.PaymentFinisher.WorkerWrite;
 import com.retrysafe.orders.payment.provider.ChargeRequest;
 import com.retrysafe.orders.payment.provider.ChargeResult;
 import com.retrysafe.orders.payment.provider.PaymentProvider;
-import com.retrysafe.orders.payment.repository.PaymentTaskRepository;
 import com.retrysafe.orders.payment.repository.PaymentTaskRepository.ClaimedTask;
 import com.retrysafe.orders.tracing.TraceContext;
 import com.retrysafe.orders.tracing.TracedWork;
@@ -61,7 +60,7 @@ public class PaymentWorker {
 
     private final String owner;
     private final Pool pool;
-    private final PaymentTaskRepository tasks;
+    private final PaymentTasks tasks;
     private final PaymentFinisher finisher;
     private final PaymentProvider provider;
     private final PaymentMetrics metrics;
@@ -73,7 +72,7 @@ public class PaymentWorker {
     private final AtomicLong fencedWrites = new AtomicLong();
     private volatile long pollTimer = -1;
 
-    PaymentWorker(String owner, Pool pool, PaymentTaskRepository tasks, PaymentFinisher finisher,
+    PaymentWorker(String owner, Pool pool, PaymentTasks tasks, PaymentFinisher finisher,
             PaymentProvider provider, PaymentMetrics metrics, Vertx vertx, TracedWork traced, Settings settings) {
         this.owner = owner;
         this.pool = pool;
