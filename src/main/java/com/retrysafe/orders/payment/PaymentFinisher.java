@@ -17,6 +17,7 @@ import com.retrysafe.orders.order.repository.OrderRepository;
 import com.retrysafe.orders.payment.repository.PaymentRepository.LockedPayment;
 import com.retrysafe.orders.payment.repository.PaymentRepository;
 import com.retrysafe.orders.payment.repository.PaymentTaskRepository;
+import com.retrysafe.orders.payment.repository.TaskState;
 import com.retrysafe.orders.web.Problem;
 import com.retrysafe.orders.web.ProblemType;
 import com.retrysafe.orders.web.ProblemWriter;
@@ -35,14 +36,20 @@ public class PaymentFinisher {
 
     private static final Logger LOG = Logger.getLogger(PaymentFinisher.class);
 
-    /** How a payment ends. */
-    public enum Ending {
-        PAID, DECLINED, FAILED
-    }
-
-    /** A result that came from outside the worker (the provider's result message). */
+    /** A result that came from outside the worker: the {@code outcome} of a payment.result message. */
     public enum ExternalOutcome {
-        SUCCEEDED, DECLINED, FAILED
+        SUCCEEDED(PaymentStatus.PAID), DECLINED(PaymentStatus.DECLINED), FAILED(PaymentStatus.FAILED);
+
+        private final PaymentStatus ending;
+
+        ExternalOutcome(PaymentStatus ending) {
+            this.ending = ending;
+        }
+
+        /** The final status it gives a payment still PENDING. */
+        public PaymentStatus ending() {
+            return ending;
+        }
     }
 
     public enum ExternalResult {
@@ -55,13 +62,6 @@ public class PaymentFinisher {
          */
         CONFLICTING,
         UNKNOWN_PAYMENT
-    }
-
-    /** What a write by the worker came to. */
-    public enum WorkerWrite {
-        WRITTEN,
-        /** The fencing token was no longer current, or the task was already final: nothing written. */
-        FENCED
     }
 
     private final PaymentRepository payments;
@@ -92,18 +92,14 @@ public class PaymentFinisher {
      * write, and a worker still holding a lease on the task is then refused by its fenced write.
      */
     public Uni<ExternalResult> applyExternalResult(SqlConnection tx, long paymentId, ExternalOutcome outcome) {
-        Ending ending = switch (outcome) {
-            case SUCCEEDED -> Ending.PAID;
-            case DECLINED -> Ending.DECLINED;
-            case FAILED -> Ending.FAILED;
-        };
+        PaymentStatus ending = outcome.ending();
         return payments.lock(tx, paymentId).flatMap(locked -> {
             if (locked == null) {
                 return Uni.createFrom().item(ExternalResult.UNKNOWN_PAYMENT);
             }
             String status = locked.body().status();
-            if (!PaymentBody.PENDING.equals(status)) {
-                if (outcome == ExternalOutcome.SUCCEEDED && !Ending.PAID.name().equals(status)) {
+            if (!locked.body().is(PaymentStatus.PENDING)) {
+                if (outcome == ExternalOutcome.SUCCEEDED && !locked.body().is(PaymentStatus.PAID)) {
                     LOG.errorf("Payment %d ended %s, but the provider reports it SUCCEEDED: money may have moved;"
                             + " nothing was changed, a person must reconcile it with the provider (order %d)",
                             paymentId, status, locked.body().orderId());
@@ -111,41 +107,48 @@ public class PaymentFinisher {
                 }
                 return Uni.createFrom().item(ExternalResult.ALREADY_FINAL);
             }
-            return tasks.end(tx, paymentId, null, taskState(ending), "result from the provider's channel")
+            return tasks.end(tx, paymentId, null, TaskState.endingWith(ending), "result from the provider's channel")
                     .flatMap(ended -> write(tx, locked, ending, null, null))
                     .replaceWith(ExternalResult.APPLIED);
         });
     }
 
-    /** The worker's final write, conditional on its fencing token still being the task's current one. */
-    public Uni<WorkerWrite> finishByWorker(SqlConnection tx, long paymentId, long fencingToken, Ending ending,
+    /**
+     * The worker's final write, conditional on its fencing token still being the task's current one.
+     * Emits false when it was fenced off (the token was no longer current, or the payment had
+     * already ended): nothing was written.
+     *
+     * @param ending PAID, DECLINED or FAILED
+     */
+    public Uni<Boolean> finishByWorker(SqlConnection tx, long paymentId, long fencingToken, PaymentStatus ending,
             String chargeId, String reason) {
         return payments.lock(tx, paymentId).flatMap(locked -> {
-            if (locked == null || !PaymentBody.PENDING.equals(locked.body().status())) {
-                return Uni.createFrom().item(WorkerWrite.FENCED);
+            if (locked == null || !locked.body().is(PaymentStatus.PENDING)) {
+                return Uni.createFrom().item(false);
             }
-            return tasks.end(tx, paymentId, fencingToken, taskState(ending), reason)
+            return tasks.end(tx, paymentId, fencingToken, TaskState.endingWith(ending), reason)
                     .flatMap(ended -> ended
-                            ? write(tx, locked, ending, chargeId, reason).replaceWith(WorkerWrite.WRITTEN)
-                            : Uni.createFrom().item(WorkerWrite.FENCED));
+                            ? write(tx, locked, ending, chargeId, reason).replaceWith(true)
+                            : Uni.createFrom().item(false));
         });
     }
 
-    private Uni<Void> write(SqlConnection tx, LockedPayment locked, Ending ending, String chargeId, String reason) {
-        PaymentBody body = locked.body().withStatus(ending.name());
+    private Uni<Void> write(SqlConnection tx, LockedPayment locked, PaymentStatus ending, String chargeId,
+            String reason) {
+        PaymentBody body = locked.body().withStatus(ending);
         long paymentId = body.paymentId();
-        Uni<Integer> order = ending == Ending.PAID ? orders.markPaid(tx, body.orderId())
+        Uni<Integer> order = ending == PaymentStatus.PAID ? orders.markPaid(tx, body.orderId())
                 : Uni.createFrom().item(0);
         return payments.setFinal(tx, paymentId, ending.name(), chargeId, truncate(reason))
                 .flatMap(ignored -> order)
                 .flatMap(ignored -> records.finishAccepted(tx, Operation.PAY_ORDER, locked.ownerId(),
-                        ending == Ending.PAID ? RecordStatus.SUCCEEDED : RecordStatus.FAILED_FINAL,
+                        ending == PaymentStatus.PAID ? RecordStatus.SUCCEEDED : RecordStatus.FAILED_FINAL,
                         finalAnswer(body, ending), retention))
                 .flatMap(ignored -> listener.paymentFinal(tx, body, locked.ownerId()));
     }
 
     /** What the PAY_ORDER request is answered from now on: 201, 422 payment-declined or 502 payment-failed. */
-    private StoredResponse finalAnswer(PaymentBody body, Ending ending) {
+    private StoredResponse finalAnswer(PaymentBody body, PaymentStatus ending) {
         long paymentId = body.paymentId();
         return switch (ending) {
             case PAID -> new StoredResponse(201, toJson(body), body.location(), paymentId);
@@ -153,11 +156,8 @@ public class PaymentFinisher {
                     "The payment provider declined payment " + paymentId);
             case FAILED -> problemAnswer(body, ProblemType.PAYMENT_FAILED, "Payment " + paymentId
                     + " could not be completed with the payment provider; a new request may try again");
+            case PENDING -> throw new IllegalArgumentException("PENDING is no final status");
         };
-    }
-
-    private static String taskState(Ending ending) {
-        return ending == Ending.PAID ? RecordStatus.SUCCEEDED.name() : RecordStatus.FAILED_FINAL.name();
     }
 
     private StoredResponse problemAnswer(PaymentBody body, ProblemType type, String detail) {

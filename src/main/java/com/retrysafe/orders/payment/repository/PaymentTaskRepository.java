@@ -122,8 +122,8 @@ public class PaymentTaskRepository {
     }
 
     /** Emits false when the task is already final or, with a token, held under another token. */
-    public Uni<Boolean> end(SqlClient tx, long paymentId, Long fencingToken, String state, String error) {
-        return tx.preparedQuery(END).execute(Tuple.of(paymentId, fencingToken, state, error))
+    public Uni<Boolean> end(SqlClient tx, long paymentId, Long fencingToken, TaskState state, String error) {
+        return tx.preparedQuery(END).execute(Tuple.of(paymentId, fencingToken, state.name(), error))
                 .map(rows -> rows.rowCount() == 1);
     }
 

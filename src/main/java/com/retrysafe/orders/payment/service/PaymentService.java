@@ -19,6 +19,7 @@ import com.retrysafe.orders.order.repository.OrderRepository;
 import com.retrysafe.orders.payment.PayOrderRequest;
 import com.retrysafe.orders.payment.PaymentBody;
 import com.retrysafe.orders.payment.PaymentFinisher;
+import com.retrysafe.orders.payment.PaymentStatus;
 import com.retrysafe.orders.payment.repository.PaymentRepository;
 import com.retrysafe.orders.tracing.TraceContext;
 import com.retrysafe.orders.web.ProblemException;
@@ -97,7 +98,7 @@ public class PaymentService {
     /** A duplicate while the payment is still PENDING: 202 with its current state. */
     private Uni<StoredResponse> current(StoredResponse accepted) {
         return payments.find(pool, accepted.resourceId())
-                .map(payment -> payment == null || !PaymentBody.PENDING.equals(payment.status()) ? null
+                .map(payment -> payment == null || !payment.is(PaymentStatus.PENDING) ? null
                         : new StoredResponse(202, finisher.toJson(payment), accepted.location(), payment.paymentId()));
     }
 

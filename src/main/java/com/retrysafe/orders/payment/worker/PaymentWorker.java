@@ -11,8 +11,7 @@ import org.jboss.logging.Logger;
 
 import com.retrysafe.orders.db.DatabaseErrors;
 import com.retrysafe.orders.payment.PaymentFinisher;
-import com.retrysafe.orders.payment.PaymentFinisher.Ending;
-import com.retrysafe.orders.payment.PaymentFinisher.WorkerWrite;
+import com.retrysafe.orders.payment.PaymentStatus;
 import com.retrysafe.orders.payment.provider.ChargeRequest;
 import com.retrysafe.orders.payment.provider.ChargeResult;
 import com.retrysafe.orders.payment.provider.PaymentProvider;
@@ -199,20 +198,20 @@ public class PaymentWorker {
 
     private Uni<Void> record(ClaimedTask task, ChargeResult result) {
         return switch (result.kind()) {
-            case SUCCEEDED -> finish(task, Ending.PAID, result.chargeId(), null);
-            case DECLINED -> finish(task, Ending.DECLINED, null, result.detail());
-            case REJECTED -> finish(task, Ending.FAILED, null, result.detail());
+            case SUCCEEDED -> finish(task, PaymentStatus.PAID, result.chargeId(), null);
+            case DECLINED -> finish(task, PaymentStatus.DECLINED, null, result.detail());
+            case REJECTED -> finish(task, PaymentStatus.FAILED, null, result.detail());
             // The provider may have charged: only a definitive answer may end the payment, and a new
             // payment (another provider key) must stay impossible until then. Never given up.
             case UNKNOWN -> reschedule(task, result.detail());
         };
     }
 
-    private Uni<Void> finish(ClaimedTask task, Ending ending, String chargeId, String reason) {
+    private Uni<Void> finish(ClaimedTask task, PaymentStatus ending, String chargeId, String reason) {
         return pool.withTransaction(tx -> finisher.finishByWorker(tx, task.paymentId(), task.fencingToken(), ending,
                 chargeId, reason))
-                .invoke(write -> {
-                    if (write == WorkerWrite.FENCED) {
+                .invoke(written -> {
+                    if (!written) {
                         refused(task, ending.name());
                     } else {
                         LOG.infof("Payment %d: %s after %d attempt(s)", task.paymentId(), ending, task.attempts());
