@@ -1,9 +1,6 @@
 package com.retrysafe.orders.idempotency;
 
-import java.util.Map;
-
 import com.retrysafe.orders.web.ProblemException;
-import com.retrysafe.orders.web.ProblemType;
 
 /**
  * What the protocol found for one request at each step ({@link ProtocolRules} decides it, {@link
@@ -85,8 +82,8 @@ sealed interface Decision {
 
         /** @param mismatchStatus {@code idempotency.mismatch-status}, 409 by default */
         ProblemException problem(int mismatchStatus) {
-            return new ProblemException(ProblemType.IDEMPOTENCY_KEY_REUSED, mismatchStatus,
-                    "This Idempotency-Key was already used with a different request", Map.of(), null);
+            return ProblemException.idempotencyKeyReused(mismatchStatus,
+                    "This Idempotency-Key was already used with a different request");
         }
     }
 
@@ -99,9 +96,8 @@ sealed interface Decision {
         }
 
         ProblemException problem() {
-            return new ProblemException(ProblemType.REQUEST_IN_PROGRESS, 409,
-                    "A request with this Idempotency-Key is still being processed; retry shortly",
-                    Map.of("Retry-After", "1"), null);
+            return ProblemException.requestInProgress(
+                    "A request with this Idempotency-Key is still being processed; retry shortly");
         }
     }
 }

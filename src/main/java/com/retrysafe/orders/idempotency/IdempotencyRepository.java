@@ -5,10 +5,10 @@ import java.time.Duration;
 import jakarta.enterprise.context.ApplicationScoped;
 
 import com.retrysafe.orders.db.DatabaseErrors;
+import com.retrysafe.orders.db.Rows;
 
 import io.smallrye.mutiny.Uni;
-import io.vertx.mutiny.sqlclient.Row;
-import io.vertx.mutiny.sqlclient.RowIterator;
+import io.vertx.mutiny.sqlclient.RowSet;
 import io.vertx.mutiny.sqlclient.SqlClient;
 import io.vertx.mutiny.sqlclient.SqlConnection;
 import io.vertx.mutiny.sqlclient.Tuple;
@@ -125,13 +125,35 @@ public class IdempotencyRepository {
               FROM expired
             """;
 
+    /*
+     * The record that accepted a piece of work (an operation's resource, e.g. the PAY_ORDER record
+     * of a payment). It had no expiry while the work ran (API.md section 8: a record lives as long
+     * as its work); the final answer is kept for the retention from now, the moment the work ended.
+     * The body is stored as the text that replays send.
+     */
+    private static final String FINISH_ACCEPTED = """
+            UPDATE idempotency_record
+               SET status = $4, http_status = $5, response_json = $6, response_location = $7,
+                   updated_at = now(), expires_at = clock_timestamp() + $8 * interval '1 millisecond'
+             WHERE operation = $1 AND resource_id = $2 AND owner_id = $3
+               AND status IN ('PROCESSING', 'FAILED_RETRYABLE')
+            """;
+
+    /* Retried work's records go back to PROCESSING with it. */
+    private static final String RESUME_ACCEPTED = """
+            UPDATE idempotency_record SET status = 'PROCESSING', updated_at = now()
+             WHERE operation = $1 AND resource_id = ANY($2) AND status = 'FAILED_RETRYABLE'
+            """;
+
+    private static final String ACCEPTED_RETRYABLE = """
+            UPDATE idempotency_record SET status = 'FAILED_RETRYABLE', updated_at = now()
+             WHERE operation = $1 AND resource_id = $2 AND status = 'PROCESSING'
+            """;
+
     public Uni<IdempotencyRecord> findLive(SqlClient client, IdempotentRequest request) {
         return client.preparedQuery(FIND_LIVE)
                 .execute(Tuple.of(request.ownerId(), request.operation().name(), request.key().value()))
-                .map(rows -> {
-                    RowIterator<Row> iterator = rows.iterator();
-                    return iterator.hasNext() ? IdempotencyRecord.from(iterator.next()) : null;
-                });
+                .map(Rows.firstOrNull(IdempotencyRecord::from));
     }
 
     /** The key, claimed: the new record and when it expires (epoch milliseconds, database clock). */
@@ -154,14 +176,7 @@ public class IdempotencyRepository {
         Uni<Claim> claim = tx.preparedQuery(CLAIM)
                 .execute(Tuple.of(request.ownerId(), request.operation().name(), request.key().value(),
                         request.fingerprint(), retention.toMillis()))
-                .map(rows -> {
-                    RowIterator<Row> iterator = rows.iterator();
-                    if (!iterator.hasNext()) {
-                        return null;
-                    }
-                    Row row = iterator.next();
-                    return new Claim(row.getLong("id"), row.getLong("expires_at_ms"));
-                })
+                .map(Rows.firstOrNull(row -> new Claim(row.getLong("id"), row.getLong("expires_at_ms"))))
                 .onFailure(failure -> DatabaseErrors.hasSqlState(failure, DatabaseErrors.LOCK_NOT_AVAILABLE))
                 .transform(failure -> new InFlightWaitExpired());
         return Uni.combine().all().unis(failFastIfHeld, claim).with((ignored, claimed) -> claimed);
@@ -187,6 +202,32 @@ public class IdempotencyRepository {
                     }
                     return response;
                 });
+    }
+
+    /**
+     * Ends the record that accepted {@code final.resourceId()} for this owner with its final answer,
+     * kept for {@code retention} from now; in the transaction that ends the work.
+     */
+    public Uni<Integer> finishAccepted(SqlClient tx, Operation operation, long ownerId, RecordStatus status,
+            StoredResponse finalResponse, Duration retention) {
+        return tx.preparedQuery(FINISH_ACCEPTED)
+                .execute(Tuple.from(new Object[] { operation.name(), finalResponse.resourceId(), ownerId,
+                        status.name(), finalResponse.status(), finalResponse.bodyJson(), finalResponse.location(),
+                        retention.toMillis() }))
+                .map(RowSet::rowCount);
+    }
+
+    /** The records of accepted work that is being tried again go back to PROCESSING. */
+    public Uni<Integer> resumeAccepted(SqlClient tx, Operation operation, Long[] resourceIds) {
+        return tx.preparedQuery(RESUME_ACCEPTED)
+                .execute(Tuple.tuple().addString(operation.name()).addArrayOfLong(resourceIds))
+                .map(RowSet::rowCount);
+    }
+
+    /** The record of accepted work whose attempt failed and will be retried: FAILED_RETRYABLE. */
+    public Uni<Integer> markAcceptedRetryable(SqlClient tx, Operation operation, long resourceId) {
+        return tx.preparedQuery(ACCEPTED_RETRYABLE).execute(Tuple.of(operation.name(), resourceId))
+                .map(RowSet::rowCount);
     }
 
     public Uni<Integer> deleteExpiredBatch(SqlClient client, int batchSize) {

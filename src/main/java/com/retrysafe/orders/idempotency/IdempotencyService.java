@@ -9,6 +9,7 @@ import org.jboss.logging.Logger;
 import org.jboss.logging.MDC;
 
 import com.retrysafe.orders.db.BoundedTransaction;
+import com.retrysafe.orders.db.DatabaseConfig;
 import com.retrysafe.orders.db.Deadline;
 import com.retrysafe.orders.idempotency.Decision.AcceptedUnfinished;
 import com.retrysafe.orders.idempotency.Decision.Answer;
@@ -60,15 +61,17 @@ public class IdempotencyService {
     private final Pool pool;
     private final IdempotencyRepository repository;
     private final IdempotencyConfig config;
+    private final DatabaseConfig database;
     private final IdempotencyMetrics metrics;
     private final IdempotencyCache cache;
     private final TracedWork traced;
 
     public IdempotencyService(Pool pool, IdempotencyRepository repository, IdempotencyConfig config,
-            IdempotencyMetrics metrics, IdempotencyCache cache, TracedWork traced) {
+            DatabaseConfig database, IdempotencyMetrics metrics, IdempotencyCache cache, TracedWork traced) {
         this.pool = pool;
         this.repository = repository;
         this.config = config;
+        this.database = database;
         this.metrics = metrics;
         this.cache = cache;
         this.traced = traced;
@@ -116,7 +119,7 @@ public class IdempotencyService {
 
     /** Step 1: one indexed read, outside any transaction. A finished record it replays is cached. */
     private Uni<Decision> readLiveRecord(IdempotentRequest request) {
-        return Deadline.within(repository.findLive(pool, request), config.dbTimeout().plusSeconds(1))
+        return Deadline.within(repository.findLive(pool, request), database.clientDeadline())
                 .map(live -> ProtocolRules.onRead(live, request.fingerprint()))
                 .flatMap(read -> rememberIfFinished(request, InFlightMarker.NONE, read));
     }
@@ -150,7 +153,7 @@ public class IdempotencyService {
         if (inProgress == null) {
             return Uni.createFrom().item(ProtocolRules.noCurrentState());
         }
-        return Deadline.within(inProgress.current(accepted.response()), config.dbTimeout().plusSeconds(1))
+        return Deadline.within(inProgress.current(accepted.response()), database.clientDeadline())
                 .map(ProtocolRules::currentState);
     }
 
@@ -185,7 +188,7 @@ public class IdempotencyService {
         // stopped answering, so it leaves room for the longest legitimate wait. Past it the answer
         // is true either way: 503 when COMMIT was never sent (and now never will be), outcome
         // unknown when it was.
-        Duration limit = config.inFlightWait().plus(config.dbTimeout()).plusSeconds(1);
+        Duration limit = DatabaseConfig.clientDeadline(database.inFlightWait().plus(database.dbTimeout()));
         // The SQL client traces statements, not COMMIT: a span of its own keeps it in the trace.
         return BoundedTransaction.run(pool, limit,
                 tx -> repository.claim(tx, request, config.retention(), holderWait).flatMap(claim -> claim != null

@@ -17,9 +17,9 @@ import com.retrysafe.orders.web.ProblemType;
 public final class RecordKeptChangingException extends ProblemException {
 
     RecordKeptChangingException() {
-        super(ProblemType.TEMPORARILY_UNAVAILABLE, ProblemType.TEMPORARILY_UNAVAILABLE.status(),
+        super(ProblemType.TEMPORARILY_UNAVAILABLE,
                 "The record of this Idempotency-Key kept changing while this request was reading it; retrying with"
                         + " the same Idempotency-Key is safe",
-                Map.of("Retry-After", "1"), null);
+                Map.of("Retry-After", "1"));
     }
 }

@@ -8,7 +8,7 @@ import jakarta.validation.constraints.Min;
 import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithDefault;
 
-/** The payment-result consumer (docs/DESIGN.md "Events"); each is also an environment variable (INBOX_...). */
+/** The inbox (docs/DESIGN.md "Events"): message ids already applied; each is also an environment variable (INBOX_...). */
 @ConfigMapping(prefix = "inbox")
 public interface InboxConfig {
 

@@ -54,8 +54,11 @@ public interface OutboxConfig {
 
     interface Cleanup {
 
-        /** How often published rows (and old inbox rows) past their retention are deleted. */
-        @WithDefault("1m")
+        /**
+         * How often published rows (and old inbox rows) past their retention are deleted. 1m, set in
+         * application.properties rather than here: the cleanup's {@code @Scheduled} expression reads
+         * it by name.
+         */
         Duration interval();
 
         /** Rows per delete statement. */

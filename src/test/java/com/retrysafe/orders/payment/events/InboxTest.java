@@ -1,4 +1,4 @@
-package com.retrysafe.orders.events;
+package com.retrysafe.orders.payment.events;
 
 import org.awaitility.Awaitility;
 import static org.junit.jupiter.api.Assertions.assertEquals;
