@@ -1,17 +1,22 @@
 -- The ceiling: exactly the SQL one order creation runs (bench/run.sh runs this file with
 -- pgbench -n -M prepared -f bench/ceiling.sql -T DURATION -c 16|64 -j 2). Keep it in step with
--- IdempotencyRepository (FIND_LIVE, CLAIM, COMPLETE) and OrderRepository (INSERT_TAKING_STOCK).
--- The service sets lock_timeout per connection (a startup parameter), so only the reset after
--- the claim is a statement here. The service's final UPDATE is by primary key (WHERE id = $1); pgbench cannot carry the
--- RETURNING id over, so it uses the unique scope instead. Keys are 'pg-<k>' and order numbers
--- 'PG-<k>', which the correctness checks of run.sh tell apart from the service's.
+-- IdempotencyRepository (FIND_LIVE, AUDIT_TAKEOVER, CLAIM, COMPLETE), OrderRepository
+-- (INSERT_TAKING_STOCK) and OutboxRepository (INSERT: the order.created event, in the same
+-- transaction). The service sets lock_timeout per connection (a startup parameter), so only the
+-- reset after the claim is a statement here. The service's final UPDATE is by primary key
+-- (WHERE id = $1); pgbench cannot carry the RETURNING id over, so it uses the unique scope
+-- instead. Keys are 'pg-<k>' and order numbers 'PG-<k>', which the correctness checks of run.sh
+-- tell apart from the service's. Not in it: the relay's later work on the outbox row (its batch
+-- claim and MARK_PUBLISHED), which the service's PostgreSQL CPU per create does include.
 \set k random(1, 9000000000000000)
 \set owner random(1, 1000000)
 \set sku random(1, 1000)
-SELECT id, request_hash, status FROM idempotency_record WHERE owner_id = :owner AND operation = 'CREATE_ORDER' AND idempotency_key = 'pg-' || :k AND expires_at > now();
+SELECT id, request_hash, status, http_status, response_json, response_location, resource_id, CASE WHEN expires_at = 'infinity' THEN NULL ELSE (extract(epoch FROM expires_at) * 1000)::bigint END AS expires_at_ms FROM idempotency_record WHERE owner_id = :owner AND operation = 'CREATE_ORDER' AND idempotency_key = 'pg-' || :k AND expires_at > clock_timestamp();
 BEGIN;
-INSERT INTO idempotency_record (owner_id, operation, idempotency_key, request_hash, status, expires_at) VALUES (:owner, 'CREATE_ORDER', 'pg-' || :k, repeat('a', 64), 'PROCESSING', now() + 86400000 * interval '1 millisecond') ON CONFLICT (owner_id, operation, idempotency_key) DO UPDATE SET status = 'PROCESSING' WHERE idempotency_record.expires_at <= now() RETURNING id;
+INSERT INTO idempotency_audit (owner_id, operation, idempotency_key, request_hash, status, http_status, resource_id, created_at, completed_at, expired_at) SELECT owner_id, operation, idempotency_key, request_hash, status, http_status, resource_id, created_at, updated_at, expires_at FROM idempotency_record WHERE owner_id = :owner AND operation = 'CREATE_ORDER' AND idempotency_key = 'pg-' || :k AND expires_at <= now() AND status IN ('SUCCEEDED', 'FAILED_FINAL') FOR UPDATE;
+INSERT INTO idempotency_record (owner_id, operation, idempotency_key, request_hash, status, expires_at) VALUES (:owner, 'CREATE_ORDER', 'pg-' || :k, repeat('a', 64), 'PROCESSING', now() + 86400000 * interval '1 millisecond') ON CONFLICT (owner_id, operation, idempotency_key) DO UPDATE SET status = 'PROCESSING' WHERE idempotency_record.expires_at <= now() AND idempotency_record.status IN ('SUCCEEDED', 'FAILED_FINAL') RETURNING id, (extract(epoch FROM expires_at) * 1000)::bigint AS expires_at_ms;
 SET LOCAL lock_timeout = 0;
 WITH taken AS (UPDATE sku_inventory SET available = available - 1, updated_at = now() WHERE sku_id = :sku AND available >= 1 RETURNING sku_id) INSERT INTO purchase_order (order_no, owner_id, sku_id, quantity, status) SELECT 'PG-' || :k, :owner, taken.sku_id, 1, 'CREATED' FROM taken RETURNING id, order_no, status, sku_id, quantity;
-UPDATE idempotency_record SET status = 'SUCCEEDED', http_status = 201, response_json = '{"orderId":1,"orderNo":"x","status":"CREATED","skuId":1,"quantity":1}', response_location = '/api/orders/1', resource_id = 1, updated_at = now() WHERE owner_id = :owner AND operation = 'CREATE_ORDER' AND idempotency_key = 'pg-' || :k AND status = 'PROCESSING';
+INSERT INTO outbox_event (event_id, aggregate_type, aggregate_id, event_type, payload, trace_parent) VALUES (gen_random_uuid(), 'order', :k::text, 'order.created', '{"orderId":1234567,"orderNo":"ORD-20261203-ABCDEF123456","status":"CREATED","skuId":17,"quantity":1}'::text::jsonb, NULL);
+UPDATE idempotency_record SET status = 'SUCCEEDED', http_status = 201, response_json = '{"orderId":1234567,"orderNo":"ORD-20261203-ABCDEF123456","status":"CREATED","skuId":17,"quantity":1}', response_location = '/api/orders/1234567', resource_id = :k, updated_at = now(), expires_at = CASE WHEN 'SUCCEEDED' = 'PROCESSING' THEN 'infinity' ELSE expires_at END WHERE owner_id = :owner AND operation = 'CREATE_ORDER' AND idempotency_key = 'pg-' || :k AND status = 'PROCESSING';
 COMMIT;

@@ -3,12 +3,17 @@
 # correctness check of the database afterwards. See bench/README.md.
 #
 #   bench/run.sh [--build]
+#   PEER=1 bench/run.sh      # and the same scenarios on the seed's design (the Spring peer), side by side
 #
 # Knobs (environment): DURATION (s per scenario, 20), WARMUP_SECONDS (60), POOL (service's
 # reactive pool max size; empty = service default), CONNECTIONS ("16 64"), REPLAY_KEYS (1000),
 # GRACE_SECONDS (15), CEILING_LATENCY (1 = pgbench -l for p50/p99 of the ceiling), JAVA_HOME,
 # JAVA_OPTS, KEEP_DB (1 = do not drop the database), REDIS (0 = skip the replay+redis phase),
-# REDIS_DB (3: the Redis database index the replay+redis phase flushes and uses).
+# REDIS_DB (3: the Redis database index the replay+redis phase flushes and uses), PEER (1 = also
+# measure the peer in ../shared/peers/spring-seed on a fresh database of its own, same scenarios),
+# PEER_DIR (the peer's sources), PEER_JAR (a built peer jar; default: built from PEER_DIR),
+# GROWTH_RECORDS (0; N > 0 adds the growth rows: N live records prefilled by SQL, expiring
+# evenly over 24 h, while creates run and the cleanup deletes what expires), CLEANUP_INTERVAL (5s).
 set -euo pipefail
 
 BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -40,6 +45,11 @@ JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}
 JAVA_OPTS=${JAVA_OPTS:-}
 REDIS=${REDIS:-1}
 REDIS_DB=${REDIS_DB:-3}
+PEER=${PEER:-0}
+PEER_DIR=${PEER_DIR:-$ROOT/../shared/peers/spring-seed}
+PEER_JAR=${PEER_JAR:-}
+GROWTH_RECORDS=${GROWTH_RECORDS:-0}
+CLEANUP_INTERVAL=${CLEANUP_INTERVAL:-5s}
 
 THREADS=2                    # wrk threads and pgbench -j
 SKUS=1000                    # SKU ids 1..SKUS
@@ -65,6 +75,9 @@ done
 [[ -z $POOL ]] || is_uint "$POOL" || die "POOL must be a whole number, not '$POOL'"
 [[ $CEILING_LATENCY == 0 || $CEILING_LATENCY == 1 ]] || die "CEILING_LATENCY must be 0 or 1"
 [[ $REDIS == 0 || $REDIS == 1 ]] || die "REDIS must be 0 or 1"
+[[ $PEER == 0 || $PEER == 1 ]] || die "PEER must be 0 or 1"
+is_uint "$GROWTH_RECORDS" && ((GROWTH_RECORDS <= 100000000)) || die "GROWTH_RECORDS must be 0..100000000"
+[[ $CLEANUP_INTERVAL =~ ^[0-9]+(ms|s|m)$ ]] || die "CLEANUP_INTERVAL must be like 5s, 500ms or 1m"
 is_uint "$REDIS_DB" || die "REDIS_DB must be a Redis database index, not '$REDIS_DB'"
 ((DURATION >= 1 && DURATION <= 3600)) || die "DURATION must be 1..3600"
 ((WARMUP_SECONDS <= 3600)) || die "WARMUP_SECONDS must be 0..3600"
@@ -78,6 +91,7 @@ done
 RUN_ID=$(date +%Y%m%d_%H%M%S)
 OUT="$BENCH_DIR/out/$RUN_ID"
 DB="bench_$RUN_ID"
+MAIN_DB=$DB          # the service's database; DB names the one being measured (the peer's, in its phase)
 [[ ! -e $OUT ]] || die "$OUT exists already (another run started in the same second?)"
 KEY_RUN="b${RUN_ID//_/}$(printf '%04x' $((RANDOM % 65536)))"   # prefix of every Idempotency-Key
 mkdir -p "$OUT"
@@ -89,6 +103,7 @@ SVC_PID=""
 SVC_LOG="$OUT/service.log"
 WRK_PID=""
 DB_CREATED=0
+PEER_DB=""           # the peer's database, once created (dropped at exit like DB)
 
 cleanup() {
     local rc=$?
@@ -101,11 +116,13 @@ cleanup() {
     stop_service
     if ((DB_CREATED)); then
         if [[ $KEEP_DB == 1 ]]; then
-            log "KEEP_DB=1: database $DB is kept (drop it with: psql -h $PG_HOST -U $PG_USER -c 'DROP DATABASE $DB')"
+            log "KEEP_DB=1: database(s) $MAIN_DB $PEER_DB kept (drop with: psql -h $PG_HOST -U $PG_USER -c 'DROP DATABASE <name>')"
         else
             log "dropping database $DB"
-            timeout 60 psql -X -q -h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER" -d postgres \
-                -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" || echo "WARNING: could not drop database $DB" >&2
+            for d in "$MAIN_DB" $PEER_DB; do
+                timeout 60 psql -X -q -h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER" -d postgres \
+                    -c "DROP DATABASE IF EXISTS $d WITH (FORCE)" || echo "WARNING: could not drop database $d" >&2
+            done
         fi
     fi
     rm -rf "$TMP"
@@ -280,6 +297,23 @@ if [[ -n $(find "$ROOT/src/main" "$ROOT/pom.xml" -newer "$ROOT/target/quarkus-ap
     echo "WARNING: src/main or pom.xml changed after the jar was built ($JAR_TIME): this run measures the old jar; pass --build to rebuild" >&2
 fi
 
+if ((PEER)); then
+    if [[ -z $PEER_JAR ]]; then
+        [[ -f $PEER_DIR/pom.xml ]] || die "PEER=1: no peer sources at PEER_DIR=$PEER_DIR"
+        # shared/ is read-only: build a copy, once per change of its sources.
+        peer_build="$BENCH_DIR/out/peer-build"
+        PEER_JAR="$peer_build/target/spring-seed-peer.jar"
+        if [[ ! -f $PEER_JAR || -n $(find "$PEER_DIR" -newer "$PEER_JAR" -type f -print -quit) ]]; then
+            log "building the peer from $PEER_DIR (log: $OUT/peer-build.log)"
+            rm -rf "$peer_build" && mkdir -p "$peer_build" && cp -r "$PEER_DIR"/. "$peer_build"/
+            (cd "$peer_build" && JAVA_HOME="$JAVA_HOME" timeout 1800 "$ROOT/mvnw" -B -q -DskipTests package) \
+                > "$OUT/peer-build.log" 2>&1 || { tail -n 50 "$OUT/peer-build.log"; die "peer build failed"; }
+        fi
+    fi
+    [[ -f $PEER_JAR ]] || die "no peer jar at $PEER_JAR"
+    echo "peer: $PEER_JAR"
+fi
+
 PORT=""
 for _ in $(seq 1 200); do
     p=$((20000 + RANDOM % 20000))
@@ -288,27 +322,17 @@ done
 [[ -n $PORT ]] || die "no free port found"
 BASE="http://127.0.0.1:$PORT"
 
-# start_service LOGFILE [NAME=VALUE ...]: starts the jar on $PORT with the base environment plus
-# the given variables, waits for /q/health/ready and sets SVC_PID (and SVC_LOG). The peak RSS
-# (VmHWM) of a restarted service counts from its own start.
-start_service() {
+# launch LOGFILE COMMAND...: starts COMMAND in the background (its output to LOGFILE), waits for
+# /q/health/ready on $PORT and sets SVC_PID (and SVC_LOG). The peak RSS (VmHWM) of a restarted
+# service counts from its own start.
+launch() {
     local logfile=$1 ready=0
     shift
-    [[ -z $SVC_PID ]] || die "start_service: the service is still running (pid $SVC_PID)"
+    [[ -z $SVC_PID ]] || die "launch: the service is still running (pid $SVC_PID)"
     [[ -z $(ss -Htln "sport = :$PORT") ]] || die "port $PORT is taken: cannot start the service there"
     SVC_LOG=$logfile
-    log "starting the service on port $PORT${1:+ with $*} (log: $logfile)"
-    # env execs java, so $! is the JVM's pid. JAVA_OPTS is a list of options (word-split).
-    # shellcheck disable=SC2086
-    env QUARKUS_DATASOURCE_REACTIVE_URL="postgresql://$PG_HOST:$PG_PORT/$DB" \
-        QUARKUS_DATASOURCE_USERNAME="$PG_USER" \
-        MP_JWT_VERIFY_PUBLICKEY_LOCATION="$TMP/pub.pem" \
-        MP_JWT_VERIFY_ISSUER="$ISSUER" \
-        QUARKUS_HTTP_PORT="$PORT" \
-        QUARKUS_HTTP_HOST=127.0.0.1 \
-        ${POOL:+QUARKUS_DATASOURCE_REACTIVE_MAX_SIZE=$POOL} \
-        "$@" \
-        "$JAVA_HOME/bin/java" $JAVA_OPTS -jar "$JAR" > "$logfile" 2>&1 &
+    # env execs java, so $! is the JVM's pid.
+    "$@" > "$logfile" 2>&1 &
     SVC_PID=$!
     for _ in $(seq 1 180); do
         kill -0 "$SVC_PID" 2>/dev/null || { tail -n 40 "$logfile"; die "the service exited during start-up"; }
@@ -316,39 +340,77 @@ start_service() {
         sleep 1
     done
     ((ready)) || { tail -n 40 "$logfile"; die "the service was not ready within 180 s"; }
-    log "service ready (pid $SVC_PID), java $("$JAVA_HOME/bin/java" -version 2>&1 | head -n 1)"
+    log "ready (pid $SVC_PID), java $("$JAVA_HOME/bin/java" -version 2>&1 | head -n 1)"
+}
+
+# start_service LOGFILE [NAME=VALUE ...]: the service's jar on $PORT and database $DB, with the
+# base environment plus the given variables.
+start_service() {
+    local logfile=$1
+    shift
+    log "starting the service on port $PORT${1:+ with $*} (log: $logfile)"
+    # JAVA_OPTS is a list of options (word-split).
+    # shellcheck disable=SC2086
+    launch "$logfile" env QUARKUS_DATASOURCE_REACTIVE_URL="postgresql://$PG_HOST:$PG_PORT/$DB" \
+        QUARKUS_DATASOURCE_USERNAME="$PG_USER" \
+        MP_JWT_VERIFY_PUBLICKEY_LOCATION="$TMP/pub.pem" \
+        MP_JWT_VERIFY_ISSUER="$ISSUER" \
+        QUARKUS_HTTP_PORT="$PORT" \
+        QUARKUS_HTTP_HOST=127.0.0.1 \
+        IDEMPOTENCY_CLEANUP_INTERVAL="$CLEANUP_INTERVAL" \
+        ${POOL:+QUARKUS_DATASOURCE_REACTIVE_MAX_SIZE=$POOL} \
+        "$@" \
+        "$JAVA_HOME/bin/java" $JAVA_OPTS -jar "$JAR"
+}
+
+# start_peer LOGFILE: the peer (the seed's design in Spring Boot) on $PORT and database $DB, with
+# the same key, issuer and JVM options; its pool stays the seed's (HikariCP, 20) unless POOL is set.
+start_peer() {
+    log "starting the peer on port $PORT (log: $1)"
+    # shellcheck disable=SC2086
+    launch "$1" env SERVER_PORT="$PORT" SERVER_ADDRESS=127.0.0.1 \
+        SPRING_DATASOURCE_URL="jdbc:postgresql://$PG_HOST:$PG_PORT/$DB" \
+        SPRING_DATASOURCE_USERNAME="$PG_USER" SPRING_DATASOURCE_PASSWORD= \
+        MP_JWT_VERIFY_PUBLICKEY_LOCATION="$TMP/pub.pem" \
+        MP_JWT_VERIFY_ISSUER="$ISSUER" \
+        ${POOL:+SPRING_DATASOURCE_HIKARI_MAXIMUM_POOL_SIZE=$POOL} \
+        "$JAVA_HOME/bin/java" $JAVA_OPTS -jar "$PEER_JAR"
 }
 
 service_alive() {
     kill -0 "$SVC_PID" 2>/dev/null || { tail -n 40 "$SVC_LOG"; die "the service died (see $SVC_LOG)"; }
 }
 
-start_service "$OUT/service.log"
-
 # ------------------------------------------------------------------------------------------
 # Seed: SKUs 1..SKUS by SQL, the hot SKU through the API (checks the admin token too)
 # ------------------------------------------------------------------------------------------
-q -c "INSERT INTO sku_inventory (sku_id, available) SELECT g, $INITIAL_STOCK FROM generate_series(1, $SKUS) g"
-code=$(curl -sS -o "$TMP/put.json" -w '%{http_code}' --max-time 10 -X PUT "$BASE/api/inventory/$HOT_SKU" \
-    -H "Authorization: Bearer $ADMIN_TOKEN" -H 'Content-Type: application/json' -d "{\"available\": $INITIAL_STOCK}")
-[[ $code == 2* ]] || { cat "$TMP/put.json"; echo; die "PUT /api/inventory/$HOT_SKU answered $code"; }
-skus=$(q -c "SELECT count(*) FROM sku_inventory WHERE available = $INITIAL_STOCK")
-((skus == SKUS + 1)) || die "seeded $skus SKUs, expected $((SKUS + 1))"
-log "seeded $skus SKUs (1..$SKUS and hot SKU $HOT_SKU) with $INITIAL_STOCK each"
-
 # Smoke test: one create and its replay, so a broken token or header fails here, clearly.
 smoke() {
     curl -sS -D "$TMP/smoke.h" -o "$TMP/smoke.json" -w '%{http_code}' --max-time 10 -X POST "$BASE/api/orders" \
         -H "Authorization: Bearer $TOKEN" -H "Idempotency-Key: $KEY_RUN-smoke-0001" \
         -H 'Content-Type: application/json' -d '{"skuId":1,"quantity":1}'
 }
-code=$(smoke)
-replayed=$(awk -F': *' 'tolower($1) == "idempotent-replayed" { gsub(/\r/, "", $2); print $2 }' "$TMP/smoke.h")
-[[ $code == 201 && $replayed == false ]] || { cat "$TMP/smoke.json"; echo; die "smoke create answered $code (Idempotent-Replayed: $replayed)"; }
-code=$(smoke)
-replayed=$(awk -F': *' 'tolower($1) == "idempotent-replayed" { gsub(/\r/, "", $2); print $2 }' "$TMP/smoke.h")
-[[ $code == 201 && $replayed == true ]] || { cat "$TMP/smoke.json"; echo; die "smoke replay answered $code (Idempotent-Replayed: $replayed)"; }
-log "smoke test passed (201 created, 201 replayed)"
+
+seed_and_smoke() {
+    q -c "INSERT INTO sku_inventory (sku_id, available) SELECT g, $INITIAL_STOCK FROM generate_series(1, $SKUS) g"
+    code=$(curl -sS -o "$TMP/put.json" -w '%{http_code}' --max-time 10 -X PUT "$BASE/api/inventory/$HOT_SKU" \
+        -H "Authorization: Bearer $ADMIN_TOKEN" -H 'Content-Type: application/json' -d "{\"available\": $INITIAL_STOCK}")
+    [[ $code == 2* ]] || { cat "$TMP/put.json"; echo; die "PUT /api/inventory/$HOT_SKU answered $code"; }
+    skus=$(q -c "SELECT count(*) FROM sku_inventory WHERE available = $INITIAL_STOCK")
+    ((skus == SKUS + 1)) || die "seeded $skus SKUs, expected $((SKUS + 1))"
+    log "seeded $skus SKUs (1..$SKUS and hot SKU $HOT_SKU) with $INITIAL_STOCK each"
+
+    code=$(smoke)
+    replayed=$(awk -F': *' 'tolower($1) == "idempotent-replayed" { gsub(/\r/, "", $2); print $2 }' "$TMP/smoke.h")
+    [[ $code == 201 && $replayed == false ]] || { cat "$TMP/smoke.json"; echo; die "smoke create answered $code (Idempotent-Replayed: $replayed)"; }
+    code=$(smoke)
+    replayed=$(awk -F': *' 'tolower($1) == "idempotent-replayed" { gsub(/\r/, "", $2); print $2 }' "$TMP/smoke.h")
+    [[ $code == 201 && $replayed == true ]] || { cat "$TMP/smoke.json"; echo; die "smoke replay answered $code (Idempotent-Replayed: $replayed)"; }
+    log "smoke test passed (201 created, 201 replayed)"
+}
+
+start_service "$OUT/service.log"
+seed_and_smoke
 
 REDIS_PID=""         # set during the replay+redis phase: run_wrk then measures Redis CPU too
 TOTAL_NEW=1          # 201 with Idempotent-Replayed: false, over every create-type request
@@ -356,6 +418,7 @@ TOTAL_UNANSWERED=0   # requests whose outcome the client never learnt
 ROWS="$OUT/rows.tsv" # one line per measured run
 : > "$ROWS"
 declare -A RES
+declare -A GROWTH_DELETED
 
 # ------------------------------------------------------------------------------------------
 # wrk runs
@@ -446,39 +509,80 @@ count_new() {
     TOTAL_UNANSWERED=$((TOTAL_UNANSWERED + RES[unanswered]))
 }
 
-if ((WARMUP_SECONDS > 0)); then
-    log "warm-up: create, 64 connections, $WARMUP_SECONDS s"
-    run_wrk warmup create 64 "$WARMUP_SECONDS"
-    count_new
-fi
-
-for scenario in create create-hot; do
-    for c in $CONNECTIONS; do
-        run_wrk "$scenario-c$c" "$scenario" "$c" "$DURATION"
+# run_scenarios [NAME]: warm-up, then create, create-hot, replay and mixed at every connection
+# count, on whatever listens on $PORT. NAME (the peer's "peer") prefixes the rows' scenario names
+# and the run labels. Sets PRIMED_NEW, PRIMED_ERRORS and REPLAY_NEW; counts into TOTAL_NEW.
+run_scenarios() {
+    local who=${1:+$1 } tag=${1:+$1-} scenario c
+    if ((WARMUP_SECONDS > 0)); then
+        log "${who}warm-up: create, 64 connections, $WARMUP_SECONDS s"
+        run_wrk "${tag}warmup" create 64 "$WARMUP_SECONDS"
         count_new
-        add_row "$scenario" "$c"
+    fi
+
+    for scenario in create create-hot; do
+        for c in $CONNECTIONS; do
+            run_wrk "$tag$scenario-c$c" "$scenario" "$c" "$DURATION"
+            count_new
+            add_row "$who$scenario" "$c"
+        done
     done
-done
 
-log "replay: creating $REPLAY_KEYS keys"
-run_wrk replay-prime replay 16 120 "count=$REPLAY_KEYS" mode=prime
-count_new
-PRIMED_NEW=${RES[new201]}
-PRIMED_ERRORS=${RES[errors]}
-REPLAY_NEW=0
-for c in $CONNECTIONS; do
-    # The replay runs use the primed keys: same prefix as the prime run.
-    run_wrk "replay-c$c" replay "$c" "$DURATION" "count=$REPLAY_KEYS" mode=replay "prefix=$KEY_RUN-replay-prime"
+    log "${who}replay: creating $REPLAY_KEYS keys"
+    run_wrk "${tag}replay-prime" replay 16 120 "count=$REPLAY_KEYS" mode=prime
     count_new
-    REPLAY_NEW=$((REPLAY_NEW + RES[new201]))
-    add_row replay "$c"
-done
+    PRIMED_NEW=${RES[new201]}
+    PRIMED_ERRORS=${RES[errors]}
+    REPLAY_NEW=0
+    for c in $CONNECTIONS; do
+        # The replay runs use the primed keys: same prefix as the prime run.
+        run_wrk "${tag}replay-c$c" replay "$c" "$DURATION" "count=$REPLAY_KEYS" mode=replay "prefix=$KEY_RUN-${tag}replay-prime"
+        count_new
+        REPLAY_NEW=$((REPLAY_NEW + RES[new201]))
+        add_row "${who}replay" "$c"
+    done
 
-for c in $CONNECTIONS; do
-    run_wrk "mixed-c$c" mixed "$c" "$DURATION"
-    count_new
-    add_row mixed "$c"
-done
+    for c in $CONNECTIONS; do
+        run_wrk "${tag}mixed-c$c" mixed "$c" "$DURATION"
+        count_new
+        add_row "${who}mixed" "$c"
+    done
+}
+
+run_scenarios
+
+# ------------------------------------------------------------------------------------------
+# Growth: the create scenario again with GROWTH_RECORDS live records, some expiring as it runs
+# ------------------------------------------------------------------------------------------
+# idempotency_cleanup_deleted_total of the running service.
+cleanup_deleted() {
+    curl -fsS --max-time 10 "$BASE/q/metrics" \
+        | awk '/^idempotency_cleanup_deleted_total/ { v = $2; sub(/ .*/, "", v); n += v } END { printf "%d\n", n }'
+}
+if ((GROWTH_RECORDS > 0)); then
+    # Expiries spread evenly over the next 24 h (a day of GROWTH_RECORDS / 86400 creates per
+    # second), after one minute's backlog already expired: the cleanup works the whole time.
+    log "growth: prefilling $GROWTH_RECORDS idempotency records (SQL)"
+    q -c "INSERT INTO idempotency_record (owner_id, operation, idempotency_key, request_hash, status, http_status,
+                                          response_json, response_location, resource_id, created_at, updated_at, expires_at)
+          SELECT 1000000 + g % 100000, 'CREATE_ORDER', 'prefill-' || g, repeat('f', 64), 'SUCCEEDED', 201,
+                 '{\"orderId\":' || g || ',\"orderNo\":\"ORD-PREFILL-' || g || '\",\"status\":\"CREATED\",\"skuId\":1,\"quantity\":1}',
+                 '/api/orders/' || g, g, now() - interval '1 day', now() - interval '1 day',
+                 now() - interval '1 minute' + (g::float8 / $GROWTH_RECORDS) * interval '24 hours'
+            FROM generate_series(1, $GROWTH_RECORDS) g"
+    q -c "VACUUM ANALYZE idempotency_record"
+    log "growth: $(q -c "SELECT count(*) FROM idempotency_record") records, $(q -c "SELECT pg_size_pretty(pg_total_relation_size('idempotency_record'))") with indexes"
+    for c in $CONNECTIONS; do
+        d0=$(cleanup_deleted)
+        t0=$SECONDS
+        run_wrk "growth-create-c$c" create "$c" "$DURATION"
+        count_new
+        d1=$(cleanup_deleted)
+        add_row "create, $GROWTH_RECORDS records" "$c"
+        GROWTH_DELETED[$c]=$(awk -v d=$((d1 - d0)) -v t=$((SECONDS - t0)) 'BEGIN { printf "%.0f", (t > 0 ? d / t : 0) }')
+        log "growth c=$c: the cleanup deleted $((d1 - d0)) expired records in $((SECONDS - t0)) s (${GROWTH_DELETED[$c]}/s)"
+    done
+fi
 
 # ------------------------------------------------------------------------------------------
 # replay+redis: the replay scenario again, on a service restarted with the Redis fast layer
@@ -569,6 +673,29 @@ if ((REDIS)); then
 fi
 
 # ------------------------------------------------------------------------------------------
+# The peer: the same scenarios on the seed's design, on a fresh database of its own
+# ------------------------------------------------------------------------------------------
+if ((PEER)); then
+    stop_service
+    OURS_TOTAL_NEW=$TOTAL_NEW OURS_TOTAL_UNANSWERED=$TOTAL_UNANSWERED
+    OURS_PRIMED_NEW=$PRIMED_NEW OURS_PRIMED_ERRORS=$PRIMED_ERRORS OURS_REPLAY_NEW=$REPLAY_NEW
+    DB="${MAIN_DB}_peer"
+    qpg -c "CREATE DATABASE $DB" >/dev/null
+    PEER_DB=$DB
+    log "created database $DB for the peer"
+    start_peer "$OUT/peer.log"
+    seed_and_smoke
+    TOTAL_NEW=1 TOTAL_UNANSWERED=0
+    run_scenarios peer
+    PEER_TOTAL_NEW=$TOTAL_NEW PEER_TOTAL_UNANSWERED=$TOTAL_UNANSWERED
+    PEER_PRIMED_NEW=$PRIMED_NEW PEER_PRIMED_ERRORS=$PRIMED_ERRORS PEER_REPLAY_NEW=$REPLAY_NEW
+    stop_service
+    TOTAL_NEW=$OURS_TOTAL_NEW TOTAL_UNANSWERED=$OURS_TOTAL_UNANSWERED
+    PRIMED_NEW=$OURS_PRIMED_NEW PRIMED_ERRORS=$OURS_PRIMED_ERRORS REPLAY_NEW=$OURS_REPLAY_NEW
+    DB=$MAIN_DB
+fi
+
+# ------------------------------------------------------------------------------------------
 # The ceiling: pgbench running exactly the SQL of one order creation
 # ------------------------------------------------------------------------------------------
 # -l (a line per transaction, for p50/p99) costs the ceiling a few per cent: only on request.
@@ -626,6 +753,7 @@ RESULTS="$OUT/results.md"
     echo "- commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')$( [[ -n $(git -C "$ROOT" status --porcelain -- src pom.xml 2>/dev/null) ]] && echo ' (src/ has uncommitted changes)'); jar built $JAR_TIME"
     echo "- PostgreSQL $PG_VERSION, fsync=$FSYNC, synchronous_commit=$SYNC_COMMIT; $(nproc) CPUs"
     echo "- $("$JAVA_HOME/bin/java" -version 2>&1 | head -n 1); pool max size ${POOL:-service default}"
+    ((PEER)) && echo "- peer rows (\`peer ...\`): $PEER_JAR, the same scenarios, key and JVM, on a fresh database of its own, after the service was stopped"
     echo "- DURATION=${DURATION}s per run, WARMUP_SECONDS=$WARMUP_SECONDS, wrk -t $THREADS --latency, pgbench -n -M prepared -j $THREADS${PGBENCH_LOG_ARGS:+ -l}"
     if ((REDIS)); then
         echo "- replay+redis rows: the service restarted with IDEMPOTENCY_REDIS_ENABLED=true, Redis ${REDIS_VERSION:-?} at $REDIS_HOST:$REDIS_PORT database $REDIS_DB (flushed first), each primed key replayed once to fill the cache, then ${redis_warmup}s of replay warm-up"
@@ -660,6 +788,27 @@ RESULTS="$OUT/results.md"
             echo "- replay+redis ÷ replay at $c connections: $(ratio "$(rps_of replay+redis "$c")" "$(rps_of replay "$c")")"
         done
     fi
+    if ((GROWTH_RECORDS > 0)); then
+        echo
+        for c in $CONNECTIONS; do
+            g="create, $GROWTH_RECORDS records"
+            echo "- growth at $c connections: create $(rps_of "$g" "$c") req/s with $GROWTH_RECORDS records (the cleanup deleting ${GROWTH_DELETED[$c]:-?} expired records/s) ÷ $(rps_of create "$c") req/s on the empty table = **$(ratio "$(rps_of "$g" "$c")" "$(rps_of create "$c")")**; p99 $(awk -F'\t' -v s="$g" -v c="$c" '$1 == s && $2 == c { print $5 }' "$ROWS") ms ÷ $(awk -F'\t' -v c="$c" '$1 == "create" && $2 == c { print $5 }' "$ROWS") ms"
+        done
+    fi
+    if ((PEER)); then
+        # Service CPU and PostgreSQL CPU per request, from the rows (columns 9 and 10).
+        col_of() { awk -F'\t' -v s="$1" -v c="$2" -v k="$3" '$1 == s && $2 == c { print $k; exit }' "$ROWS"; }
+        echo
+        echo "## Side by side with the peer (the seed's design, \`PEER=1\`)"
+        echo
+        echo "| scenario | conns | ours req/s | peer req/s | ours ÷ peer | ours p99 ms | peer p99 ms | ours service CPU ms/req | peer service CPU ms/req | ours PostgreSQL CPU ms/req | peer PostgreSQL CPU ms/req |"
+        echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        for scenario in create create-hot mixed replay; do
+            for c in $CONNECTIONS; do
+                echo "| $scenario | $c | $(rps_of "$scenario" "$c") | $(rps_of "peer $scenario" "$c") | **$(ratio "$(rps_of "$scenario" "$c")" "$(rps_of "peer $scenario" "$c")")** | $(col_of "$scenario" "$c" 5) | $(col_of "peer $scenario" "$c" 5) | $(col_of "$scenario" "$c" 9) | $(col_of "peer $scenario" "$c" 9) | $(col_of "$scenario" "$c" 10) | $(col_of "peer $scenario" "$c" 10) |"
+            done
+        done
+    fi
 } > "$RESULTS"
 
 # ------------------------------------------------------------------------------------------
@@ -669,30 +818,29 @@ FAILS=0
 check() { # PASS-condition(0/1) message
     if [[ $1 == 1 ]]; then echo "PASS  $2"; else echo "FAIL  $2"; FAILS=$((FAILS + 1)); fi
 }
-svc_orders=$(q -c "SELECT count(*) FROM purchase_order WHERE order_no NOT LIKE 'PG-%'")
-pg_orders=$(q -c "SELECT count(*) FROM purchase_order WHERE order_no LIKE 'PG-%'")
-IFS='|' read -r succeeded linked distinct_orders not_succeeded < <(q -c "
-    SELECT count(*) FILTER (WHERE r.status = 'SUCCEEDED'),
-           count(o.id) FILTER (WHERE r.status = 'SUCCEEDED'),
-           count(DISTINCT o.id) FILTER (WHERE r.status = 'SUCCEEDED'),
-           count(*) FILTER (WHERE r.status <> 'SUCCEEDED')
-      FROM idempotency_record r
-      LEFT JOIN purchase_order o
-        ON o.id = r.resource_id AND o.owner_id = r.owner_id AND o.order_no NOT LIKE 'PG-%'
-     WHERE r.operation = 'CREATE_ORDER' AND r.idempotency_key NOT LIKE 'pg-%'")
-IFS='|' read -r taken ordered skus_off orphan < <(q -c "
-    SELECT coalesce(sum($INITIAL_STOCK::bigint - i.available), 0),
-           (SELECT coalesce(sum(quantity), 0) FROM purchase_order),
-           count(*) FILTER (WHERE $INITIAL_STOCK::bigint - i.available <> coalesce(o.q, 0)),
-           (SELECT count(*) FROM purchase_order p WHERE NOT EXISTS (SELECT 1 FROM sku_inventory s WHERE s.sku_id = p.sku_id))
-      FROM sku_inventory i
-      LEFT JOIN (SELECT sku_id, sum(quantity) AS q FROM purchase_order GROUP BY sku_id) o USING (sku_id)")
-
-{
-    echo
-    echo "## Correctness"
-    echo
-    echo '```'
+# ledger_checks [WHO]: the database $DB against what the clients were told (TOTAL_NEW, ...);
+# WHO ("peer") prefixes the check lines.
+ledger_checks() {
+    local who=${1:+$1: }
+    svc_orders=$(q -c "SELECT count(*) FROM purchase_order WHERE order_no NOT LIKE 'PG-%'")
+    pg_orders=$(q -c "SELECT count(*) FROM purchase_order WHERE order_no LIKE 'PG-%'")
+    IFS='|' read -r succeeded linked distinct_orders not_succeeded < <(q -c "
+        SELECT count(*) FILTER (WHERE r.status = 'SUCCEEDED'),
+               count(o.id) FILTER (WHERE r.status = 'SUCCEEDED'),
+               count(DISTINCT o.id) FILTER (WHERE r.status = 'SUCCEEDED'),
+               count(*) FILTER (WHERE r.status <> 'SUCCEEDED')
+          FROM idempotency_record r
+          LEFT JOIN purchase_order o
+            ON o.id = r.resource_id AND o.owner_id = r.owner_id AND o.order_no NOT LIKE 'PG-%'
+         WHERE r.operation = 'CREATE_ORDER' AND r.idempotency_key NOT LIKE 'pg-%'
+               AND r.idempotency_key NOT LIKE 'prefill-%'")
+    IFS='|' read -r taken ordered skus_off orphan < <(q -c "
+        SELECT coalesce(sum($INITIAL_STOCK::bigint - i.available), 0),
+               (SELECT coalesce(sum(quantity), 0) FROM purchase_order),
+               count(*) FILTER (WHERE $INITIAL_STOCK::bigint - i.available <> coalesce(o.q, 0)),
+               (SELECT count(*) FROM purchase_order p WHERE NOT EXISTS (SELECT 1 FROM sku_inventory s WHERE s.sku_id = p.sku_id))
+          FROM sku_inventory i
+          LEFT JOIN (SELECT sku_id, sum(quantity) AS q FROM purchase_order GROUP BY sku_id) o USING (sku_id)")
     hint=""
     if [[ $svc_orders != "$TOTAL_NEW" ]] && ((TOTAL_UNANSWERED > 0)); then
         hint=" - $TOTAL_UNANSWERED request(s) got no answer, so their outcome is unknown to the client"
@@ -700,15 +848,23 @@ IFS='|' read -r taken ordered skus_off orphan < <(q -c "
             && hint+=" (the difference is within that)" || hint+=" (the difference is NOT within that)"
     fi
     check "$([[ $svc_orders == "$TOTAL_NEW" ]] && echo 1 || echo 0)" \
-        "orders created by the service ($svc_orders, order_no not 'PG-%') = 201 Idempotent-Replayed:false counted ($TOTAL_NEW, warm-up, smoke test and all create-type runs)$hint"
+        "${who}orders created by the service ($svc_orders, order_no not 'PG-%') = 201 Idempotent-Replayed:false counted ($TOTAL_NEW, warm-up, smoke test and all create-type runs)$hint"
     check "$([[ $succeeded == "$linked" && $linked == "$distinct_orders" && $distinct_orders == "$svc_orders" ]] && echo 1 || echo 0)" \
-        "one order per key: SUCCEEDED CREATE_ORDER records $succeeded, pointing to an order of their owner $linked, distinct orders $distinct_orders, service orders $svc_orders"
+        "${who}one order per key: SUCCEEDED CREATE_ORDER records $succeeded, pointing to an order of their owner $linked, distinct orders $distinct_orders, service orders $svc_orders"
     check "$([[ $taken == "$ordered" && $skus_off == 0 && $orphan == 0 ]] && echo 1 || echo 0)" \
-        "stock ledger exact: stock taken $taken = quantity ordered $ordered (incl. $pg_orders pgbench orders); SKUs off: $skus_off; orders on unknown SKUs: $orphan"
+        "${who}stock ledger exact: stock taken $taken = quantity ordered $ordered (incl. $pg_orders pgbench orders); SKUs off: $skus_off; orders on unknown SKUs: $orphan"
     check "$([[ $PRIMED_NEW == "$REPLAY_KEYS" && $PRIMED_ERRORS == 0 ]] && echo 1 || echo 0)" \
-        "replay keys primed: $PRIMED_NEW of $REPLAY_KEYS created, $PRIMED_ERRORS errors"
+        "${who}replay keys primed: $PRIMED_NEW of $REPLAY_KEYS created, $PRIMED_ERRORS errors"
     check "$([[ $REPLAY_NEW == 0 ]] && echo 1 || echo 0)" \
-        "replay runs created nothing new: $REPLAY_NEW 201 Idempotent-Replayed:false$( ((REDIS)) && echo ' (replay, and replay+redis with its fill and warm-up)')"
+        "${who}replay runs created nothing new: $REPLAY_NEW 201 Idempotent-Replayed:false$( [[ -z $who ]] && ((REDIS)) && echo ' (replay, and replay+redis with its fill and warm-up)')"
+}
+
+{
+    echo
+    echo "## Correctness"
+    echo
+    echo '```'
+    ledger_checks
     if ((REDIS)); then
         check "$( ((FILL_REPLAYED == REPLAY_KEYS && FILL_ERRORS == 0)) && echo 1 || echo 0)" \
             "replay+redis cache fill (each primed key once, Redis on): $FILL_REPLAYED of $REPLAY_KEYS replayed, $FILL_ERRORS errors"
@@ -719,6 +875,10 @@ IFS='|' read -r taken ordered skus_off orphan < <(q -c "
         echo "INFO  REDIS=0: no replay+redis phase"
     fi
     echo "INFO  idempotency records not SUCCEEDED (service keys): $not_succeeded"
+    if ((PEER)); then
+        DB=$PEER_DB TOTAL_NEW=$PEER_TOTAL_NEW TOTAL_UNANSWERED=$PEER_TOTAL_UNANSWERED \
+            PRIMED_NEW=$PEER_PRIMED_NEW PRIMED_ERRORS=$PEER_PRIMED_ERRORS REPLAY_NEW=$PEER_REPLAY_NEW ledger_checks peer
+    fi
     total_errors=$(awk -F'\t' '{ s += $6 } END { print s + 0 }' "$ROWS")
     if ((total_errors > 0)); then
         echo "WARN  $total_errors request/transaction errors in the measured runs (see the errors column)"

@@ -7,8 +7,6 @@ import jakarta.inject.Singleton;
 
 import org.jboss.logging.Logger;
 
-import com.retrysafe.orders.idempotency.IdempotencyConfig;
-
 import io.quarkus.reactive.pg.client.PgPoolCreator;
 import io.vertx.pgclient.PgBuilder;
 import io.vertx.pgclient.PgConnectOptions;
@@ -32,9 +30,9 @@ public class BoundedPgPoolCreator implements PgPoolCreator {
 
     private static final Logger LOG = Logger.getLogger(BoundedPgPoolCreator.class);
 
-    private final IdempotencyConfig config;
+    private final DatabaseConfig config;
 
-    public BoundedPgPoolCreator(IdempotencyConfig config) {
+    public BoundedPgPoolCreator(DatabaseConfig config) {
         this.config = config;
     }
 

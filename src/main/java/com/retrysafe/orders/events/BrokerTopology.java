@@ -54,7 +54,7 @@ public class BrokerTopology {
             @ConfigProperty(name = "mp.messaging.outgoing.orders-events.exchange.type", defaultValue = "topic") String exchangeType,
             @ConfigProperty(name = "mp.messaging.incoming.payment-results.queue.name") String queue) {
         this.vertx = vertx;
-        // Only the RabbitMQ connector has exchanges and queues to declare (README "Events": Kafka).
+        // Only the RabbitMQ connector has exchanges and queues to declare (docs/DESIGN.md "Kafka instead of RabbitMQ").
         this.enabled = "smallrye-rabbitmq".equals(connector);
         this.exchange = exchange;
         this.exchangeType = exchangeType;

@@ -21,15 +21,15 @@ public interface IdempotencyConfig {
     @WithDefault("30d")
     Duration auditRetention();
 
-    /** How long a duplicate waits for the first request before 409 request-in-progress. */
-    @WithDefault("2s")
-    Duration inFlightWait();
+    /*
+     * idempotency.in-flight-wait and idempotency.db-timeout bound the pool as a whole: they are
+     * mapped by db.DatabaseConfig.
+     */
 
-    /** Bound on any one database interaction; past it the request fails with 503. */
-    @WithDefault("5s")
-    Duration dbTimeout();
-
-    /** Status for a key reused with a different request: 409, or 422 as in the IETF draft (StartupChecks). */
+    /**
+     * Status for a key reused with a different request: 409, or 422 as in the IETF draft. Any other
+     * value stops the start (StartupChecks, the one rule for it).
+     */
     @WithDefault("409")
     int mismatchStatus();
 
@@ -39,8 +39,10 @@ public interface IdempotencyConfig {
 
     interface Cleanup {
 
-        /** How often expired records are purged. */
-        @WithDefault("1m")
+        /**
+         * How often expired records are purged. 1m, set in application.properties rather than
+         * here: the cleanup's {@code @Scheduled} expression reads it by name.
+         */
         Duration interval();
 
         /** Rows per delete statement; 1 to 100,000 (StartupChecks). */
@@ -51,8 +53,10 @@ public interface IdempotencyConfig {
     /** The optional Redis fast layer (API.md section 7a); the database stays the last word. */
     interface Redis {
 
-        /** Off: no Redis setting is needed and no connection is ever made. */
-        @WithDefault("false")
+        /**
+         * Off: no Redis setting is needed and no connection is ever made. Off by default, set in
+         * application.properties rather than here: {@code quarkus.redis.active} reads it by name.
+         */
         boolean enabled();
 
         /** Bound on each Redis call; past it the call counts as an error and the database decides. */

@@ -6,6 +6,8 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
+import com.retrysafe.orders.common.Gauges;
+
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -50,8 +52,7 @@ public class IdempotencyMetrics {
         auditDeleted = Counter.builder("idempotency.audit.deleted")
                 .description("Audit rows deleted by the cleanup job once past idempotency.audit-retention")
                 .register(registry);
-        // A restart in one JVM (the test suite) would otherwise keep the first start's gauge.
-        registry.find("idempotency.audit.rows").gauges().forEach(registry::remove);
+        Gauges.removeLeftovers(registry, "idempotency.audit.rows");
         Gauge.builder("idempotency.audit.rows", auditRows, AtomicLong::get)
                 .description("Audit rows kept for support (estimate), read after each cleanup run")
                 .register(registry);

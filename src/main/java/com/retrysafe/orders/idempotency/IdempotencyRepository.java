@@ -5,10 +5,10 @@ import java.time.Duration;
 import jakarta.enterprise.context.ApplicationScoped;
 
 import com.retrysafe.orders.db.DatabaseErrors;
+import com.retrysafe.orders.db.Rows;
 
 import io.smallrye.mutiny.Uni;
-import io.vertx.mutiny.sqlclient.Row;
-import io.vertx.mutiny.sqlclient.RowIterator;
+import io.vertx.mutiny.sqlclient.RowSet;
 import io.vertx.mutiny.sqlclient.SqlClient;
 import io.vertx.mutiny.sqlclient.SqlConnection;
 import io.vertx.mutiny.sqlclient.Tuple;
@@ -34,33 +34,40 @@ public class IdempotencyRepository {
             """;
 
     /*
-     * Right before the claim, in the same transaction: an expired record the claim is about to take
-     * over goes to the audit trail first, as the cleanup would have sent it. FOR UPDATE makes a
-     * second claimer wait here and then find the row live (taken over), so a record is audited
-     * once; the wait is bounded like the claim's own. Like the takeover, it reads finished records
-     * only: one whose work is still running never expires.
-     */
-    private static final String AUDIT_TAKEOVER = """
-            INSERT INTO idempotency_audit (owner_id, operation, idempotency_key, request_hash, status, http_status,
-                                           resource_id, created_at, completed_at, expired_at)
-            SELECT owner_id, operation, idempotency_key, request_hash, status, http_status, resource_id, created_at,
-                   updated_at, expires_at
-              FROM idempotency_record
-             WHERE owner_id = $1 AND operation = $2 AND idempotency_key = $3
-               AND expires_at <= now()
-               AND status IN ('SUCCEEDED', 'FAILED_FINAL')
-               FOR UPDATE
-            """;
-
-    /*
      * Claims the key in one statement: a new row, or the takeover of an expired finished one. A
      * live row, or one whose work is still running, is left as it is and nothing is returned. If
      * another transaction holds the key uncommitted, this waits on the unique index until that one
      * ends (bounded by lock_timeout), then sees its outcome.
+     *
+     * "audited" sends an expired record the claim is about to take over to the audit trail first,
+     * as the cleanup would have. The one-time filter reads it, so it runs, and locks the row, before
+     * the INSERT looks at the key (left unread, a data-modifying CTE would run after the takeover
+     * and find the row already changed). FOR UPDATE makes a second claimer wait there and then
+     * find the row live (taken over), so a record is audited once; like the takeover, it reads
+     * finished records only: one whose work is still running never expires.
+     *
+     * RETURNING lifts the lock bound for the rest of the transaction, once the key is ours: its
+     * statements are limited by statement_timeout (idempotency.db-timeout) alone. One statement
+     * instead of three (audit, claim, SET LOCAL): PostgreSQL's work per create is what bounds the
+     * creates per second on a small machine (bench/README.md).
      */
     private static final String CLAIM = """
+            WITH audited AS (
+                INSERT INTO idempotency_audit (owner_id, operation, idempotency_key, request_hash, status,
+                                               http_status, resource_id, created_at, completed_at, expired_at)
+                SELECT owner_id, operation, idempotency_key, request_hash, status, http_status, resource_id,
+                       created_at, updated_at, expires_at
+                  FROM idempotency_record
+                 WHERE owner_id = $1 AND operation = $2 AND idempotency_key = $3
+                   AND expires_at <= now()
+                   AND status IN ('SUCCEEDED', 'FAILED_FINAL')
+                   FOR UPDATE
+                RETURNING 1
+            )
             INSERT INTO idempotency_record (owner_id, operation, idempotency_key, request_hash, status, expires_at)
-            VALUES ($1, $2, $3, $4, 'PROCESSING', now() + $5 * interval '1 millisecond')
+            SELECT $1::bigint, $2::varchar, $3::varchar, $4::text, 'PROCESSING',
+                   now() + $5::bigint * interval '1 millisecond'
+             WHERE (SELECT count(*) FROM audited) >= 0
             ON CONFLICT (owner_id, operation, idempotency_key) DO UPDATE
                SET request_hash = EXCLUDED.request_hash,
                    status = 'PROCESSING',
@@ -73,7 +80,8 @@ public class IdempotencyRepository {
                    expires_at = EXCLUDED.expires_at
              WHERE idempotency_record.expires_at <= now()
                AND idempotency_record.status IN ('SUCCEEDED', 'FAILED_FINAL')
-            RETURNING id, (extract(epoch FROM expires_at) * 1000)::bigint AS expires_at_ms
+            RETURNING id, (extract(epoch FROM expires_at) * 1000)::bigint AS expires_at_ms,
+                      set_config('lock_timeout', '0', true) AS lock_bound_lifted
             """;
 
     /*
@@ -117,13 +125,35 @@ public class IdempotencyRepository {
               FROM expired
             """;
 
+    /*
+     * The record that accepted a piece of work (an operation's resource, e.g. the PAY_ORDER record
+     * of a payment). It had no expiry while the work ran (API.md section 8: a record lives as long
+     * as its work); the final answer is kept for the retention from now, the moment the work ended.
+     * The body is stored as the text that replays send.
+     */
+    private static final String FINISH_ACCEPTED = """
+            UPDATE idempotency_record
+               SET status = $4, http_status = $5, response_json = $6, response_location = $7,
+                   updated_at = now(), expires_at = clock_timestamp() + $8 * interval '1 millisecond'
+             WHERE operation = $1 AND resource_id = $2 AND owner_id = $3
+               AND status IN ('PROCESSING', 'FAILED_RETRYABLE')
+            """;
+
+    /* Retried work's records go back to PROCESSING with it. */
+    private static final String RESUME_ACCEPTED = """
+            UPDATE idempotency_record SET status = 'PROCESSING', updated_at = now()
+             WHERE operation = $1 AND resource_id = ANY($2) AND status = 'FAILED_RETRYABLE'
+            """;
+
+    private static final String ACCEPTED_RETRYABLE = """
+            UPDATE idempotency_record SET status = 'FAILED_RETRYABLE', updated_at = now()
+             WHERE operation = $1 AND resource_id = $2 AND status = 'PROCESSING'
+            """;
+
     public Uni<IdempotencyRecord> findLive(SqlClient client, IdempotentRequest request) {
         return client.preparedQuery(FIND_LIVE)
                 .execute(Tuple.of(request.ownerId(), request.operation().name(), request.key().value()))
-                .map(rows -> {
-                    RowIterator<Row> iterator = rows.iterator();
-                    return iterator.hasNext() ? IdempotencyRecord.from(iterator.next()) : null;
-                });
+                .map(Rows.firstOrNull(IdempotencyRecord::from));
     }
 
     /** The key, claimed: the new record and when it expires (epoch milliseconds, database clock). */
@@ -135,39 +165,21 @@ public class IdempotencyRepository {
      * the key, {@code null} when a live record exists, and fails with
      * {@link InFlightWaitExpired} when another request held the key longer than the in-flight wait.
      *
-     * @param waitForHolder false when another request is known to be on this key (a Redis
-     *        in-flight marker): then a held key fails at once instead of after the in-flight
-     *        wait, while a stale marker still lets the claim through
+     * @param holderWait how long a key held by another request's open transaction is waited for
      */
-    public Uni<Claim> claim(SqlConnection tx, IdempotentRequest request, Duration retention, boolean waitForHolder) {
+    public Uni<Claim> claim(SqlConnection tx, IdempotentRequest request, Duration retention, HolderWait holderWait) {
         // The wait for a concurrent holder of the key is bounded by the connection's default
-        // lock_timeout, idempotency.in-flight-wait (see BoundedPgPoolCreator). Right behind the
-        // claim, pipelined in the same round trip, the rest of the transaction drops that bound:
-        // its statements are limited by statement_timeout (idempotency.db-timeout) alone.
-        // 1 ms, not 0: lock_timeout = 0 means no bound at all.
-        Uni<?> failFastIfHeld = waitForHolder ? NOTHING_TO_SET : tx.query("SET LOCAL lock_timeout = 1").execute();
-        Tuple scope = Tuple.of(request.ownerId(), request.operation().name(), request.key().value());
-        // Statements on one connection run in order: a failure here arrives first and decides the
-        // combined outcome, so its lock timeout must mean the same as the claim's.
-        Uni<?> auditTakeover = tx.preparedQuery(AUDIT_TAKEOVER).execute(scope)
-                .onFailure(failure -> DatabaseErrors.hasSqlState(failure, DatabaseErrors.LOCK_NOT_AVAILABLE))
-                .transform(failure -> new InFlightWaitExpired());
+        // lock_timeout, idempotency.in-flight-wait (see BoundedPgPoolCreator); the claim lifts it
+        // once the key is taken. 1 ms, not 0: lock_timeout = 0 means no bound at all.
+        Uni<?> failFastIfHeld = holderWait == HolderWait.IN_FLIGHT_WAIT ? NOTHING_TO_SET
+                : tx.query("SET LOCAL lock_timeout = 1").execute();
         Uni<Claim> claim = tx.preparedQuery(CLAIM)
                 .execute(Tuple.of(request.ownerId(), request.operation().name(), request.key().value(),
                         request.fingerprint(), retention.toMillis()))
-                .map(rows -> {
-                    RowIterator<Row> iterator = rows.iterator();
-                    if (!iterator.hasNext()) {
-                        return null;
-                    }
-                    Row row = iterator.next();
-                    return new Claim(row.getLong("id"), row.getLong("expires_at_ms"));
-                })
+                .map(Rows.firstOrNull(row -> new Claim(row.getLong("id"), row.getLong("expires_at_ms"))))
                 .onFailure(failure -> DatabaseErrors.hasSqlState(failure, DatabaseErrors.LOCK_NOT_AVAILABLE))
                 .transform(failure -> new InFlightWaitExpired());
-        Uni<?> liftLockBound = tx.query("SET LOCAL lock_timeout = 0").execute();
-        return Uni.combine().all().unis(failFastIfHeld, auditTakeover, claim, liftLockBound)
-                .with((ignored, audited, claimed, lifted) -> claimed);
+        return Uni.combine().all().unis(failFastIfHeld, claim).with((ignored, claimed) -> claimed);
     }
 
     /**
@@ -190,6 +202,32 @@ public class IdempotencyRepository {
                     }
                     return response;
                 });
+    }
+
+    /**
+     * Ends the record that accepted {@code final.resourceId()} for this owner with its final answer,
+     * kept for {@code retention} from now; in the transaction that ends the work.
+     */
+    public Uni<Integer> finishAccepted(SqlClient tx, Operation operation, long ownerId, RecordStatus status,
+            StoredResponse finalResponse, Duration retention) {
+        return tx.preparedQuery(FINISH_ACCEPTED)
+                .execute(Tuple.from(new Object[] { operation.name(), finalResponse.resourceId(), ownerId,
+                        status.name(), finalResponse.status(), finalResponse.bodyJson(), finalResponse.location(),
+                        retention.toMillis() }))
+                .map(RowSet::rowCount);
+    }
+
+    /** The records of accepted work that is being tried again go back to PROCESSING. */
+    public Uni<Integer> resumeAccepted(SqlClient tx, Operation operation, Long[] resourceIds) {
+        return tx.preparedQuery(RESUME_ACCEPTED)
+                .execute(Tuple.tuple().addString(operation.name()).addArrayOfLong(resourceIds))
+                .map(RowSet::rowCount);
+    }
+
+    /** The record of accepted work whose attempt failed and will be retried: FAILED_RETRYABLE. */
+    public Uni<Integer> markAcceptedRetryable(SqlClient tx, Operation operation, long resourceId) {
+        return tx.preparedQuery(ACCEPTED_RETRYABLE).execute(Tuple.of(operation.name(), resourceId))
+                .map(RowSet::rowCount);
     }
 
     public Uni<Integer> deleteExpiredBatch(SqlClient client, int batchSize) {

@@ -1,7 +1,6 @@
 package com.retrysafe.orders.idempotency;
 
 import java.time.Duration;
-import java.util.Map;
 import java.util.function.Function;
 
 import jakarta.enterprise.context.ApplicationScoped;
@@ -10,13 +9,21 @@ import org.jboss.logging.Logger;
 import org.jboss.logging.MDC;
 
 import com.retrysafe.orders.db.BoundedTransaction;
-import com.retrysafe.orders.db.DatabaseTimeoutException;
+import com.retrysafe.orders.db.DatabaseConfig;
 import com.retrysafe.orders.db.Deadline;
-import com.retrysafe.orders.idempotency.cache.CachedResponse;
+import com.retrysafe.orders.idempotency.Decision.AcceptedUnfinished;
+import com.retrysafe.orders.idempotency.Decision.Answer;
+import com.retrysafe.orders.idempotency.Decision.Conflict;
+import com.retrysafe.orders.idempotency.Decision.Executed;
+import com.retrysafe.orders.idempotency.Decision.Found;
+import com.retrysafe.orders.idempotency.Decision.InProgress;
+import com.retrysafe.orders.idempotency.Decision.KeyFree;
+import com.retrysafe.orders.idempotency.Decision.RecordGone;
+import com.retrysafe.orders.idempotency.Decision.Replayed;
+import com.retrysafe.orders.idempotency.Decision.WithResponse;
 import com.retrysafe.orders.idempotency.cache.IdempotencyCache;
 import com.retrysafe.orders.idempotency.cache.InFlightMarker;
 import com.retrysafe.orders.tracing.TracedWork;
-import com.retrysafe.orders.web.ProblemException;
 import com.retrysafe.orders.web.ProblemType;
 
 import io.smallrye.mutiny.Uni;
@@ -29,36 +36,42 @@ import io.vertx.mutiny.sqlclient.SqlConnection;
  * claims the key and stores the response:
  *
  * <ol>
- * <li>one indexed read: a live record with this fingerprint is replayed, another fingerprint is a
- * conflict (no transaction, no write);</li>
- * <li>otherwise, in one transaction: claim the key ({@code INSERT ... ON CONFLICT}), run the step,
- * store its response, commit. A claim that loses reads the winner's committed record instead.</li>
+ * <li>{@code readLiveRecord}, one indexed read: a live record with this fingerprint is replayed,
+ * another fingerprint is a conflict (no transaction, no write);</li>
+ * <li>{@code claimingTransaction}, otherwise, in one transaction: claim the key ({@code INSERT ...
+ * ON CONFLICT}), run the step, store its response, commit. A claim that loses reads the winner's
+ * committed record instead.</li>
  * </ol>
  * Any failure rolls the whole transaction back, claim included, so a retry with the same key is
  * always safe.
+ *
+ * <p>Around the two steps: Redis, when on, answers from a cached response before step 1, and marks
+ * the key during step 2 ({@code claimUnderMarker}); a duplicate of accepted work that goes on (a
+ * payment) is answered from the work's current state ({@code answerFromCurrentState}). What each
+ * result means is decided by {@link ProtocolRules}, without I/O; this class does the I/O.
  */
 @ApplicationScoped
 public class IdempotencyService {
 
     private static final Logger LOG = Logger.getLogger(IdempotencyService.class);
 
-    /** A claim can lose to a record that expires before we read it; then we simply go again. */
-    private static final int MAX_ATTEMPTS = 3;
     private static final String[] LOG_FIELDS = { "operation", "owner", "key", "outcome", "resource", "status",
             "durationMs" };
 
     private final Pool pool;
     private final IdempotencyRepository repository;
     private final IdempotencyConfig config;
+    private final DatabaseConfig database;
     private final IdempotencyMetrics metrics;
     private final IdempotencyCache cache;
     private final TracedWork traced;
 
     public IdempotencyService(Pool pool, IdempotencyRepository repository, IdempotencyConfig config,
-            IdempotencyMetrics metrics, IdempotencyCache cache, TracedWork traced) {
+            DatabaseConfig database, IdempotencyMetrics metrics, IdempotencyCache cache, TracedWork traced) {
         this.pool = pool;
         this.repository = repository;
         this.config = config;
+        this.database = database;
         this.metrics = metrics;
         this.cache = cache;
         this.traced = traced;
@@ -86,89 +99,127 @@ public class IdempotencyService {
             long started = System.nanoTime();
             return cache.lookup(request)
                     .flatMap(cached -> cached.finished() != null
-                            ? Uni.createFrom().item(Decision.fromCache(cached.finished(), request))
-                            : attempt(request, step, inProgress, cached.inFlight(), 1))
-                    .invoke(decision -> report(request, decision, System.nanoTime() - started))
-                    .map(decision -> decision.toResponse(config.mismatchStatus()));
+                            ? Uni.createFrom().item(ProtocolRules.fromCache(cached.finished(), request.fingerprint()))
+                            : readThenClaim(request, step, inProgress, ProtocolRules.holderWait(cached), 1))
+                    .invoke(answer -> report(request, answer, System.nanoTime() - started))
+                    .flatMap(this::respond);
         });
     }
 
-    private Uni<Decision> attempt(IdempotentRequest request, Function<SqlConnection, Uni<StepResult>> step,
-            InProgressReplay inProgress, boolean markedInFlight, int attempt) {
-        return Deadline.within(repository.findLive(pool, request), config.dbTimeout().plusSeconds(1))
-                .flatMap(existing -> existing != null
-                        ? rememberIfFinished(request, InFlightMarker.NONE, Decision.about(existing, request))
-                        : claimUnderMarker(request, step, markedInFlight))
-                .flatMap(decision -> decision.accepted != null && inProgress != null
-                        ? Deadline.within(inProgress.current(decision.accepted), config.dbTimeout().plusSeconds(1))
-                                .map(current -> current == null ? Decision.VANISHED : Decision.replayedInProgress(current))
-                        : Uni.createFrom().item(decision))
-                .flatMap(decision -> {
-                    if (decision != Decision.VANISHED) {
-                        return Uni.createFrom().item(decision);
-                    }
-                    if (attempt >= MAX_ATTEMPTS) {
-                        return Uni.createFrom().failure(new DatabaseTimeoutException(
-                                "the idempotency record kept changing under this request"));
-                    }
-                    return attempt(request, step, inProgress, markedInFlight, attempt + 1);
-                });
+    /** Step 1, then step 2 if the key is free; both again if the record met is gone meanwhile. */
+    private Uni<Answer> readThenClaim(IdempotentRequest request, Function<SqlConnection, Uni<StepResult>> step,
+            InProgressReplay inProgress, HolderWait holderWait, int attempt) {
+        return readLiveRecord(request)
+                .flatMap(read -> switch (read) {
+                    case KeyFree free -> claimUnderMarker(request, step, holderWait);
+                    case Found found -> Uni.createFrom().item(found);
+                })
+                .flatMap(found -> settle(request, step, inProgress, holderWait, attempt, found));
+    }
+
+    /** Step 1: one indexed read, outside any transaction. A finished record it replays is cached. */
+    private Uni<Decision> readLiveRecord(IdempotentRequest request) {
+        return Deadline.within(repository.findLive(pool, request), database.clientDeadline())
+                .map(live -> ProtocolRules.onRead(live, request.fingerprint()))
+                .flatMap(read -> rememberIfFinished(request, InFlightMarker.NONE, read));
+    }
+
+    /** From what steps 1 and 2 found to the request's answer. */
+    private Uni<Answer> settle(IdempotentRequest request, Function<SqlConnection, Uni<StepResult>> step,
+            InProgressReplay inProgress, HolderWait holderWait, int attempt, Found found) {
+        return switch (found) {
+            case Answer answer -> Uni.createFrom().item(answer);
+            case AcceptedUnfinished accepted -> answerFromCurrentState(accepted, inProgress)
+                    .flatMap(next -> settle(request, step, inProgress, holderWait, attempt, next));
+            case RecordGone gone -> {
+                if (ProtocolRules.mayGoAgain(attempt)) {
+                    yield readThenClaim(request, step, inProgress, holderWait, attempt + 1);
+                }
+                // Logged here: the mapper logs a problem answer at DEBUG, and this one is rare
+                // enough to be worth a look.
+                LOG.warnf("503 temporarily-unavailable: the idempotency record kept changing under this request"
+                        + " (operation=%s owner=%d key=%s, %d attempts)", request.operation(), request.ownerId(),
+                        request.key(), attempt);
+                yield Uni.createFrom().failure(new RecordKeptChangingException());
+            }
+        };
     }
 
     /**
-     * Marks the key in Redis while this request works on it, so duplicates answer at once instead
-     * of queueing on the database. Whoever got there first (a marker, live or stale) only makes
-     * this claim not wait: the database still decides who executes.
+     * The payments branch: a duplicate of a request that was accepted and whose work goes on is
+     * answered from the work's current state, read by the operation.
      */
-    private Uni<Decision> claimUnderMarker(IdempotentRequest request, Function<SqlConnection, Uni<StepResult>> step,
-            boolean markedInFlight) {
-        if (markedInFlight) {
-            return claimAndRun(request, step, false)
-                    .flatMap(decision -> rememberIfFinished(request, InFlightMarker.NONE, decision));
+    private Uni<Found> answerFromCurrentState(AcceptedUnfinished accepted, InProgressReplay inProgress) {
+        if (inProgress == null) {
+            return Uni.createFrom().item(ProtocolRules.noCurrentState());
         }
-        return cache.markInFlight(request).flatMap(marker -> claimAndRun(request, step, !marker.contended())
-                .onFailure().call(() -> cache.release(request, marker))
-                .flatMap(decision -> decision.finished
-                        ? rememberIfFinished(request, marker, decision)
-                        : cache.release(request, marker).replaceWith(decision)));
+        return Deadline.within(inProgress.current(accepted.response()), database.clientDeadline())
+                .map(ProtocolRules::currentState);
+    }
+
+    /**
+     * Step 2 under a Redis in-flight marker, so duplicates answer at once instead of queueing on
+     * the database. Whoever got there first (a marker, live or stale) only makes this claim not
+     * wait: the database still decides who executes.
+     */
+    private Uni<Found> claimUnderMarker(IdempotentRequest request, Function<SqlConnection, Uni<StepResult>> step,
+            HolderWait holderWait) {
+        if (holderWait == HolderWait.NONE) {
+            // Another request's marker was there before step 1: ours could not be set.
+            return claimingTransaction(request, step, holderWait)
+                    .flatMap(found -> rememberIfFinished(request, InFlightMarker.NONE, found));
+        }
+        return cache.markInFlight(request)
+                .flatMap(marker -> claimingTransaction(request, step, ProtocolRules.holderWait(marker))
+                        .onFailure().call(() -> cache.release(request, marker))
+                        .flatMap(found -> found instanceof WithResponse answer && answer.finished()
+                                ? rememberIfFinished(request, marker, found)
+                                : cache.release(request, marker).replaceWith(found)));
+    }
+
+    /**
+     * Step 2: one transaction that claims the key, runs the step and stores its response, then
+     * commits. A claim that loses reads the winner instead; one that waited past the in-flight
+     * wait (or was told not to wait) is a request in progress.
+     */
+    private Uni<Found> claimingTransaction(IdempotentRequest request, Function<SqlConnection, Uni<StepResult>> step,
+            HolderWait holderWait) {
+        // The server bounds every statement; this client-side bound is only for a server that has
+        // stopped answering, so it leaves room for the longest legitimate wait. Past it the answer
+        // is true either way: 503 when COMMIT was never sent (and now never will be), outcome
+        // unknown when it was.
+        Duration limit = DatabaseConfig.clientDeadline(database.inFlightWait().plus(database.dbTimeout()));
+        // The SQL client traces statements, not COMMIT: a span of its own keeps it in the trace.
+        return BoundedTransaction.run(pool, limit,
+                tx -> repository.claim(tx, request, config.retention(), holderWait).flatMap(claim -> claim != null
+                        ? step.apply(tx).flatMap(result -> repository.complete(tx, claim.recordId(), result)
+                                .map(stored -> ProtocolRules.executed(claim, result, stored)))
+                        // Lost to a live record: under READ COMMITTED this read sees the committed winner.
+                        : repository.findLive(tx, request)
+                                .map(winner -> ProtocolRules.afterLostClaim(winner, request.fingerprint()))),
+                commit -> traced.clientCall("COMMIT", "COMMIT", commit))
+                .onFailure(IdempotencyRepository.InFlightWaitExpired.class)
+                .recoverWithItem(ProtocolRules::heldByAnother);
     }
 
     /**
      * Only a finished response is ever cached: an accepted one changes when its work ends. It is
      * written over this request's own marker, or into an empty key, never over another's.
      */
-    private Uni<Decision> rememberIfFinished(IdempotentRequest request, InFlightMarker marker, Decision decision) {
-        if (!decision.finished) {
-            return Uni.createFrom().item(decision);
+    private <T extends Decision> Uni<T> rememberIfFinished(IdempotentRequest request, InFlightMarker marker, T found) {
+        if (!(found instanceof WithResponse answer) || !answer.finished()) {
+            return Uni.createFrom().item(found);
         }
-        return cache.remember(request, marker, decision.response, decision.expiresAtMillis).replaceWith(decision);
+        return cache.remember(request, marker, answer.response(), answer.expiresAtMillis()).replaceWith(found);
     }
 
-    private Uni<Decision> claimAndRun(IdempotentRequest request, Function<SqlConnection, Uni<StepResult>> step,
-            boolean waitForHolder) {
-        // The server bounds every statement; this client-side bound is only for a server that has
-        // stopped answering, so it leaves room for the longest legitimate wait. Past it the answer
-        // is true either way: 503 when COMMIT was never sent (and now never will be), outcome
-        // unknown when it was.
-        Duration limit = config.inFlightWait().plus(config.dbTimeout()).plusSeconds(1);
-        // The SQL client traces statements, not COMMIT: a span of its own keeps it in the trace.
-        return BoundedTransaction.run(pool, limit,
-                connection -> repository.claim(connection, request, config.retention(), waitForHolder)
-                        .flatMap(claim -> runClaimed(connection, request, step, claim)),
-                commit -> traced.clientCall("COMMIT", "COMMIT", commit))
-                .onFailure(IdempotencyRepository.InFlightWaitExpired.class).recoverWithItem(Decision.IN_PROGRESS);
-    }
-
-    private Uni<Decision> runClaimed(SqlConnection tx, IdempotentRequest request,
-            Function<SqlConnection, Uni<StepResult>> step, IdempotencyRepository.Claim claim) {
-        if (claim == null) {
-            // Lost the claim to a live record: under READ COMMITTED this statement sees the
-            // committed winner.
-            return repository.findLive(tx, request)
-                    .map(existing -> existing == null ? Decision.VANISHED : Decision.about(existing, request));
-        }
-        return step.apply(tx).flatMap(result -> repository.complete(tx, claim.recordId(), result)
-                .map(stored -> Decision.executed(stored, result.status().isFinished(), claim.expiresAtMillis())));
+    private Uni<IdempotentResponse> respond(Answer answer) {
+        return switch (answer) {
+            case Executed executed -> Uni.createFrom().item(new IdempotentResponse(executed.response(), false));
+            case Replayed replayed -> Uni.createFrom().item(new IdempotentResponse(replayed.response(), true));
+            case Conflict conflict -> Uni.createFrom().failure(conflict.problem(config.mismatchStatus()));
+            case InProgress inProgress -> Uni.createFrom().failure(inProgress.problem());
+        };
     }
 
     /**
@@ -177,103 +228,31 @@ public class IdempotencyService {
      * quotes of the sf-string spelling, as it is stored): it is useless without the owner's token,
      * its alphabet can't forge a line, and support looks requests up by it.
      */
-    private void report(IdempotentRequest request, Decision decision, long elapsedNanos) {
-        metrics.count(request.operation(), decision.outcome);
-        StoredResponse response = decision.response;
+    private void report(IdempotentRequest request, Answer answer, long elapsedNanos) {
+        metrics.count(request.operation(), answer.outcome());
+        StoredResponse response = answer instanceof WithResponse withResponse ? withResponse.response() : null;
         String resource = response == null || response.resourceId() == null ? "-" : response.resourceId().toString();
-        int status = response == null ? decision.problemStatus(config.mismatchStatus()) : response.status();
+        int status = switch (answer) {
+            case WithResponse withResponse -> withResponse.response().status();
+            case Conflict conflict -> config.mismatchStatus();
+            case InProgress inProgress -> ProblemType.REQUEST_IN_PROGRESS.status();
+        };
         long durationMs = elapsedNanos / 1_000_000;
         MDC.put("operation", request.operation().name());
         MDC.put("owner", Long.toString(request.ownerId()));
         MDC.put("key", request.key().value());
-        MDC.put("outcome", decision.outcome.tag());
+        MDC.put("outcome", answer.outcome().tag());
         MDC.put("resource", resource);
         MDC.put("status", Integer.toString(status));
         MDC.put("durationMs", Long.toString(durationMs));
         try {
             LOG.infof("operation=%s owner=%d key=%s outcome=%s resource=%s status=%d duration_ms=%d",
-                    request.operation(), request.ownerId(), request.key(), decision.outcome.tag(), resource, status,
+                    request.operation(), request.ownerId(), request.key(), answer.outcome().tag(), resource, status,
                     durationMs);
         } finally {
             for (String field : LOG_FIELDS) {
                 MDC.remove(field);
             }
-        }
-    }
-
-    /** What the protocol decided for one request. */
-    private static final class Decision {
-
-        static final Decision CONFLICT = new Decision(Outcome.CONFLICT, null, false, null, 0);
-        static final Decision IN_PROGRESS = new Decision(Outcome.IN_PROGRESS, null, false, null, 0);
-        /** The record we lost to was gone when we looked: go round again. */
-        static final Decision VANISHED = new Decision(null, null, false, null, 0);
-
-        final Outcome outcome;
-        /** The response to send; null for a conflict or a request in progress. */
-        final StoredResponse response;
-        /** The response is final: it may be cached and will be replayed as it is. */
-        final boolean finished;
-        /**
-         * An accepted request still being worked on (a PROCESSING record that carries a response):
-         * the operation's {@link InProgressReplay} answers from the current state.
-         */
-        final StoredResponse accepted;
-        /** With a finished response: the record's expiry, epoch milliseconds on the database's clock. */
-        final long expiresAtMillis;
-
-        private Decision(Outcome outcome, StoredResponse response, boolean finished, StoredResponse accepted,
-                long expiresAtMillis) {
-            this.outcome = outcome;
-            this.response = response;
-            this.finished = finished;
-            this.accepted = accepted;
-            this.expiresAtMillis = expiresAtMillis;
-        }
-
-        static Decision executed(StoredResponse response, boolean finished, long expiresAtMillis) {
-            return new Decision(Outcome.EXECUTED, response, finished, null, expiresAtMillis);
-        }
-
-        static Decision replayedInProgress(StoredResponse current) {
-            return new Decision(Outcome.REPLAYED, current, false, null, 0);
-        }
-
-        static Decision about(IdempotencyRecord existing, IdempotentRequest request) {
-            if (!existing.matches(request.fingerprint())) {
-                return CONFLICT;
-            }
-            if (existing.status().isFinished()) {
-                return new Decision(Outcome.REPLAYED, existing.response(), true, null, existing.expiresAtMillis());
-            }
-            // Only an accepted step stores a response without finishing; a request still inside
-            // its claiming transaction has none (nor is it visible to anyone else).
-            return existing.response() != null
-                    ? new Decision(Outcome.IN_PROGRESS, null, false, existing.response(), 0)
-                    : IN_PROGRESS;
-        }
-
-        /** A cached response is only ever a finished one; the cache is not asked to keep it again. */
-        static Decision fromCache(CachedResponse cached, IdempotentRequest request) {
-            return cached.matches(request.fingerprint())
-                    ? new Decision(Outcome.REPLAYED, cached.response(), true, null, 0)
-                    : CONFLICT;
-        }
-
-        int problemStatus(int mismatchStatus) {
-            return outcome == Outcome.CONFLICT ? mismatchStatus : ProblemType.REQUEST_IN_PROGRESS.status();
-        }
-
-        IdempotentResponse toResponse(int mismatchStatus) {
-            return switch (outcome) {
-                case EXECUTED -> new IdempotentResponse(response, false);
-                case REPLAYED -> new IdempotentResponse(response, true);
-                case CONFLICT -> throw new ProblemException(ProblemType.IDEMPOTENCY_KEY_REUSED, mismatchStatus,
-                        "This Idempotency-Key was already used with a different request", Map.of(), null);
-                case IN_PROGRESS -> throw new ProblemException(ProblemType.REQUEST_IN_PROGRESS, 409,
-                        "A request with this Idempotency-Key is still being processed; retry shortly",
-                        Map.of("Retry-After", "1"), null);
-            };
         }
     }
 }

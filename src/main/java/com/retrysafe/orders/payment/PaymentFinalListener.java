@@ -5,8 +5,8 @@ import io.vertx.mutiny.sqlclient.SqlConnection;
 
 /**
  * Told inside the transaction that makes a payment final (PAID, DECLINED or FAILED). A failed
- * Uni rolls the final write back. The events module listens ({@code PaymentEvents} writes the
- * payment's event to the outbox); payments itself does not depend on it.
+ * Uni rolls the final write back. {@code payment.events.PaymentEvents} listens and writes the
+ * payment's event to the outbox; the final write itself does not depend on the outbox.
  */
 public interface PaymentFinalListener {
 

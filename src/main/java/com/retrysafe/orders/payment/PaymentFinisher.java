@@ -6,13 +6,18 @@ import jakarta.enterprise.context.ApplicationScoped;
 
 import org.jboss.logging.Logger;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.retrysafe.orders.common.JsonText;
 import com.retrysafe.orders.idempotency.IdempotencyConfig;
+import com.retrysafe.orders.idempotency.IdempotencyRepository;
+import com.retrysafe.orders.idempotency.Operation;
 import com.retrysafe.orders.idempotency.RecordStatus;
+import com.retrysafe.orders.idempotency.StoredResponse;
+import com.retrysafe.orders.order.repository.OrderRepository;
 import com.retrysafe.orders.payment.repository.PaymentRepository;
 import com.retrysafe.orders.payment.repository.PaymentRepository.LockedPayment;
 import com.retrysafe.orders.payment.repository.PaymentTaskRepository;
+import com.retrysafe.orders.payment.repository.TaskState;
 import com.retrysafe.orders.web.Problem;
 import com.retrysafe.orders.web.ProblemType;
 import com.retrysafe.orders.web.ProblemWriter;
@@ -31,14 +36,20 @@ public class PaymentFinisher {
 
     private static final Logger LOG = Logger.getLogger(PaymentFinisher.class);
 
-    /** How a payment ends. */
-    public enum Ending {
-        PAID, DECLINED, FAILED
-    }
-
-    /** A result that came from outside the worker (the provider's result message). */
+    /** A result that came from outside the worker: the {@code outcome} of a payment.result message. */
     public enum ExternalOutcome {
-        SUCCEEDED, DECLINED, FAILED
+        SUCCEEDED(PaymentStatus.PAID), DECLINED(PaymentStatus.DECLINED), FAILED(PaymentStatus.FAILED);
+
+        private final PaymentStatus ending;
+
+        ExternalOutcome(PaymentStatus ending) {
+            this.ending = ending;
+        }
+
+        /** The final status it gives a payment still PENDING. */
+        public PaymentStatus ending() {
+            return ending;
+        }
     }
 
     public enum ExternalResult {
@@ -53,24 +64,22 @@ public class PaymentFinisher {
         UNKNOWN_PAYMENT
     }
 
-    /** What a write by the worker came to. */
-    public enum WorkerWrite {
-        WRITTEN,
-        /** The fencing token was no longer current, or the task was already final: nothing written. */
-        FENCED
-    }
-
     private final PaymentRepository payments;
     private final PaymentTaskRepository tasks;
+    private final OrderRepository orders;
+    private final IdempotencyRepository records;
     private final PaymentFinalListener listener;
     private final ProblemWriter problems;
     private final ObjectMapper json;
     private final Duration retention;
 
-    public PaymentFinisher(PaymentRepository payments, PaymentTaskRepository tasks, PaymentFinalListener listener,
-            ProblemWriter problems, ObjectMapper json, IdempotencyConfig idempotency) {
+    public PaymentFinisher(PaymentRepository payments, PaymentTaskRepository tasks, OrderRepository orders,
+            IdempotencyRepository records, PaymentFinalListener listener, ProblemWriter problems, ObjectMapper json,
+            IdempotencyConfig idempotency) {
         this.payments = payments;
         this.tasks = tasks;
+        this.orders = orders;
+        this.records = records;
         this.listener = listener;
         this.problems = problems;
         this.json = json;
@@ -83,18 +92,14 @@ public class PaymentFinisher {
      * write, and a worker still holding a lease on the task is then refused by its fenced write.
      */
     public Uni<ExternalResult> applyExternalResult(SqlConnection tx, long paymentId, ExternalOutcome outcome) {
-        Ending ending = switch (outcome) {
-            case SUCCEEDED -> Ending.PAID;
-            case DECLINED -> Ending.DECLINED;
-            case FAILED -> Ending.FAILED;
-        };
+        PaymentStatus ending = outcome.ending();
         return payments.lock(tx, paymentId).flatMap(locked -> {
             if (locked == null) {
                 return Uni.createFrom().item(ExternalResult.UNKNOWN_PAYMENT);
             }
             String status = locked.body().status();
-            if (!PaymentBody.PENDING.equals(status)) {
-                if (outcome == ExternalOutcome.SUCCEEDED && !Ending.PAID.name().equals(status)) {
+            if (!locked.body().is(PaymentStatus.PENDING)) {
+                if (outcome == ExternalOutcome.SUCCEEDED && !locked.body().is(PaymentStatus.PAID)) {
                     LOG.errorf("Payment %d ended %s, but the provider reports it SUCCEEDED: money may have moved;"
                             + " nothing was changed, a person must reconcile it with the provider (order %d)",
                             paymentId, status, locked.body().orderId());
@@ -102,63 +107,66 @@ public class PaymentFinisher {
                 }
                 return Uni.createFrom().item(ExternalResult.ALREADY_FINAL);
             }
-            return tasks.end(tx, paymentId, null, taskState(ending), "result from the provider's channel")
+            return tasks.end(tx, paymentId, null, TaskState.endingWith(ending), "result from the provider's channel")
                     .flatMap(ended -> write(tx, locked, ending, null, null))
                     .replaceWith(ExternalResult.APPLIED);
         });
     }
 
-    /** The worker's final write, conditional on its fencing token still being the task's current one. */
-    public Uni<WorkerWrite> finishByWorker(SqlConnection tx, long paymentId, long fencingToken, Ending ending,
+    /**
+     * The worker's final write, conditional on its fencing token still being the task's current one.
+     * Emits false when it was fenced off (the token was no longer current, or the payment had
+     * already ended): nothing was written.
+     *
+     * @param ending PAID, DECLINED or FAILED
+     */
+    public Uni<Boolean> finishByWorker(SqlConnection tx, long paymentId, long fencingToken, PaymentStatus ending,
             String chargeId, String reason) {
         return payments.lock(tx, paymentId).flatMap(locked -> {
-            if (locked == null || !PaymentBody.PENDING.equals(locked.body().status())) {
-                return Uni.createFrom().item(WorkerWrite.FENCED);
+            if (locked == null || !locked.body().is(PaymentStatus.PENDING)) {
+                return Uni.createFrom().item(false);
             }
-            return tasks.end(tx, paymentId, fencingToken, taskState(ending), reason)
+            return tasks.end(tx, paymentId, fencingToken, TaskState.endingWith(ending), reason)
                     .flatMap(ended -> ended
-                            ? write(tx, locked, ending, chargeId, reason).replaceWith(WorkerWrite.WRITTEN)
-                            : Uni.createFrom().item(WorkerWrite.FENCED));
+                            ? write(tx, locked, ending, chargeId, reason).replaceWith(true)
+                            : Uni.createFrom().item(false));
         });
     }
 
-    private Uni<Void> write(SqlConnection tx, LockedPayment locked, Ending ending, String chargeId, String reason) {
-        PaymentBody body = locked.body().withStatus(ending.name());
+    private Uni<Void> write(SqlConnection tx, LockedPayment locked, PaymentStatus ending, String chargeId,
+            String reason) {
+        PaymentBody body = locked.body().withStatus(ending);
         long paymentId = body.paymentId();
-        Uni<Integer> order = ending == Ending.PAID ? payments.markOrderPaid(tx, body.orderId())
+        Uni<Integer> order = ending == PaymentStatus.PAID ? orders.markPaid(tx, body.orderId())
                 : Uni.createFrom().item(0);
         return payments.setFinal(tx, paymentId, ending.name(), chargeId, truncate(reason))
                 .flatMap(ignored -> order)
-                .flatMap(ignored -> switch (ending) {
-                    case PAID -> payments.finishRecord(tx, paymentId, locked.ownerId(), RecordStatus.SUCCEEDED.name(),
-                            201, toJson(body), body.location(), retention);
-                    case DECLINED -> payments.finishRecord(tx, paymentId, locked.ownerId(),
-                            RecordStatus.FAILED_FINAL.name(), ProblemType.PAYMENT_DECLINED.status(),
-                            problem(ProblemType.PAYMENT_DECLINED, "The payment provider declined payment " + paymentId),
-                            body.location(), retention);
-                    case FAILED -> payments.finishRecord(tx, paymentId, locked.ownerId(),
-                            RecordStatus.FAILED_FINAL.name(), ProblemType.PAYMENT_FAILED.status(),
-                            problem(ProblemType.PAYMENT_FAILED, "Payment " + paymentId
-                                    + " could not be completed with the payment provider; a new request may try again"),
-                            body.location(), retention);
-                })
+                .flatMap(ignored -> records.finishAccepted(tx, Operation.PAY_ORDER, locked.ownerId(),
+                        ending == PaymentStatus.PAID ? RecordStatus.SUCCEEDED : RecordStatus.FAILED_FINAL,
+                        finalAnswer(body, ending), retention))
                 .flatMap(ignored -> listener.paymentFinal(tx, body, locked.ownerId()));
     }
 
-    private static String taskState(Ending ending) {
-        return ending == Ending.PAID ? RecordStatus.SUCCEEDED.name() : RecordStatus.FAILED_FINAL.name();
+    /** What the PAY_ORDER request is answered from now on: 201, 422 payment-declined or 502 payment-failed. */
+    private StoredResponse finalAnswer(PaymentBody body, PaymentStatus ending) {
+        long paymentId = body.paymentId();
+        return switch (ending) {
+            case PAID -> new StoredResponse(201, toJson(body), body.location(), paymentId);
+            case DECLINED -> problemAnswer(body, ProblemType.PAYMENT_DECLINED,
+                    "The payment provider declined payment " + paymentId);
+            case FAILED -> problemAnswer(body, ProblemType.PAYMENT_FAILED, "Payment " + paymentId
+                    + " could not be completed with the payment provider; a new request may try again");
+            case PENDING -> throw new IllegalArgumentException("PENDING is no final status");
+        };
     }
 
-    private String problem(ProblemType type, String detail) {
-        return problems.json(Problem.of(type, type.status(), detail));
+    private StoredResponse problemAnswer(PaymentBody body, ProblemType type, String detail) {
+        return new StoredResponse(type.status(), problems.json(Problem.of(type, type.status(), detail)),
+                body.location(), body.paymentId());
     }
 
     public String toJson(PaymentBody body) {
-        try {
-            return json.writeValueAsString(body);
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException("A payment could not be serialized", e);
-        }
+        return JsonText.write(json, body, "A payment could not be serialized");
     }
 
     private static String truncate(String text) {

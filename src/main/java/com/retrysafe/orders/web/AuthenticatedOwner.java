@@ -30,8 +30,6 @@ public class AuthenticatedOwner {
                 // 19 digits above Long.MAX_VALUE: falls through to 401.
             }
         }
-        throw new ProblemException(ProblemType.UNAUTHORIZED, 401,
-                "The token's subject must be a positive 64-bit integer",
-                java.util.Map.of("WWW-Authenticate", "Bearer"), null);
+        throw ProblemException.unauthorized("The token's subject must be a positive 64-bit integer");
     }
 }

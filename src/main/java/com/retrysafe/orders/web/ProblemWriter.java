@@ -6,8 +6,8 @@ import jakarta.enterprise.context.ApplicationScoped;
 
 import org.jboss.resteasy.reactive.RestResponse;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.retrysafe.orders.common.JsonText;
 
 /** Serializes problems once, to a String, so the same bytes can be stored and replayed. */
 @ApplicationScoped
@@ -20,11 +20,7 @@ public class ProblemWriter {
     }
 
     public String json(Problem problem) {
-        try {
-            return mapper.writeValueAsString(problem);
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException("A problem body could not be serialized", e);
-        }
+        return JsonText.write(mapper, problem, "A problem body could not be serialized");
     }
 
     public RestResponse<String> response(Problem problem, Map<String, String> headers) {

@@ -16,7 +16,8 @@ final class Clients {
 
     /**
      * Retries one key until it gets a final answer (201 or 4xx other than 409 in progress), as a
-     * client honouring Retry-After would; every answer on the way goes to {@code seen}.
+     * client honouring Retry-After would; every answer on the way goes to {@code seen}. A key
+     * still without a final answer at the deadline fails the scenario here, with its last answer.
      */
     static Answer retryUntilFinal(String base, String token, String key, String body, long deadlineNanos,
             List<Answer> seen) throws InterruptedException {
@@ -27,9 +28,14 @@ final class Clients {
             }
             boolean again = !answer.answered() || answer.status() == 503 || answer.outcomeUnknown()
                     || (answer.status() == 409 && answer.retryAfter() != null);
-            if (!again || System.nanoTime() > deadlineNanos) {
+            if (!again) {
                 return answer;
             }
+            if (System.nanoTime() > deadlineNanos) {
+                throw new AssertionError("key " + key + " has no final answer by the deadline; the last: " + answer);
+            }
+            // A client's pace between retries (Retry-After: 1 asks for more): the retries are the
+            // point here, not a wait for a condition.
             TimeUnit.MILLISECONDS.sleep(200);
         }
     }

@@ -1,6 +1,7 @@
 package com.retrysafe.orders.faults;
 
 import static com.retrysafe.orders.packaged.PackagedJar.awaitReady;
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -75,11 +76,9 @@ class CrashMidFlightIT {
                 // Kill while the burst is served: some answered, some mid-transaction, some not begun.
                 // The point of the kill moves with the repetition.
                 int answeredBeforeKill = KEYS * (1 + repetition % 4) / 8;
-                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-                while (inFlight.stream().filter(CompletableFuture::isDone).count() < answeredBeforeKill
-                        && System.nanoTime() < deadline) {
-                    TimeUnit.MILLISECONDS.sleep(2);
-                }
+                await(answeredBeforeKill + " answers before the kill").atMost(Duration.ofSeconds(30))
+                        .pollInterval(Duration.ofMillis(2))
+                        .until(() -> inFlight.stream().filter(CompletableFuture::isDone).count() >= answeredBeforeKill);
                 app.destroyForcibly(); // SIGKILL
                 assertTrue(app.waitFor(30, TimeUnit.SECONDS));
                 app = null;

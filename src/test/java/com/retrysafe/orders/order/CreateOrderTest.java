@@ -14,7 +14,6 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 
 import java.util.Map;
 
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -31,11 +30,6 @@ import io.restassured.response.Response;
 class CreateOrderTest {
 
     private static final ObjectMapper JSON = new ObjectMapper();
-
-    @BeforeAll
-    static void logFailures() {
-        RestAssured.enableLoggingOfRequestAndResponseIfValidationFails();
-    }
 
     @Test
     void newKeyCreatesTheOrderTakesTheStockAndRecordsTheResponse() {

@@ -161,8 +161,9 @@ class GracefulShutdownIT {
             if (app.isAlive()) {
                 app.destroyForcibly();
             }
-            // The clients go on until the port refuses them, and a little longer: a time, since
-            // what is watched is that nothing goes wrong after the exit.
+            // The clients go on until the port refuses them, and a little longer: an observation
+            // window by design, since what is watched is that nothing goes wrong after the exit
+            // (the clients' own pace is 10 ms, so each is refused several times in it).
             TimeUnit.MILLISECONDS.sleep(200);
             stop.set(true);
             threads.shutdown();

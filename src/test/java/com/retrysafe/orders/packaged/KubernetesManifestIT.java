@@ -34,7 +34,7 @@ import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 
 /**
  * The Kubernetes manifest that quarkus-kubernetes writes at {@code package} time
- * ({@code target/kubernetes/kubernetes.yml}), checked against what README "Kubernetes" promises.
+ * ({@code target/kubernetes/kubernetes.yml}), checked against what deploy/README.md "Kubernetes" promises.
  * Each requirement is configured in one place (application.properties "Kubernetes manifests" or
  * src/main/kubernetes/kubernetes.yml), and removing it makes one of these tests fail.
  */
@@ -51,9 +51,9 @@ class KubernetesManifestIT {
     private static final String JWT_CONFIG_MAP = "order-service-jwt";
     private static final String JWT_KEY_FILE = "jwt-public.pem";
 
-    /** bench/README.md "Last measured results": the service's peak RSS under load, in MiB. */
+    /** The service's peak RSS under load, in MiB (bench/README.md; deploy/README.md "Sizing, per pod"). */
     private static final long MEASURED_PEAK_RSS_MIB = 374;
-    /** Non-heap memory (NMT) measured under load with the heap capped as in a pod (README "Kubernetes"). */
+    /** Non-heap memory (NMT) measured under load with the heap capped as in a pod (deploy/README.md "Sizing, per pod"). */
     private static final long MEASURED_NON_HEAP_MIB = 190;
 
     /** Environment variable names whose values must never be written into the manifest. */

@@ -5,7 +5,6 @@ import static com.retrysafe.orders.support.Payments.body;
 import static org.hamcrest.Matchers.equalTo;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import java.net.URI;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
@@ -93,8 +92,7 @@ class PaymentFinisherTest {
                 .extract().jsonPath().getLong("paymentId");
         try (FakeProvider provider = FakeProvider.start()) {
             provider.script(paymentId, Answer.slowSuccess(Duration.ofMillis(1500)));
-            PaymentWorker worker = workers.create("w-" + TestIds.key(),
-                    workers.provider(URI.create(provider.url()), Duration.ofSeconds(5)), workers.settings());
+            PaymentWorker worker = Payments.worker(workers, "w", provider, Duration.ofSeconds(5));
             var executor = Executors.newSingleThreadExecutor();
             try {
                 CompletableFuture<Integer> round = CompletableFuture.supplyAsync(

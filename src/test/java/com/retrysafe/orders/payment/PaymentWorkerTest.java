@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
@@ -16,6 +15,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -70,8 +70,7 @@ class PaymentWorkerTest {
     }
 
     private PaymentWorker worker(String owner, Duration timeout, PaymentWorker.Settings settings) {
-        return workers.create(owner + "-" + TestIds.key(), workers.provider(URI.create(provider.url()), timeout),
-                settings);
+        return Payments.worker(workers, owner, provider, timeout, settings);
     }
 
     private PaymentWorker worker(String owner) {
@@ -80,16 +79,9 @@ class PaymentWorkerTest {
 
     /** Runs the worker's rounds in the background until the payment is no longer PENDING. */
     private static CompletableFuture<Void> runUntilFinal(PaymentWorker worker, long paymentId) {
-        return CompletableFuture.runAsync(() -> {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while ("PENDING".equals(Payments.payment(paymentId).get("status"))) {
-                if (System.nanoTime() > deadline) {
-                    throw new AssertionError("payment " + paymentId + " never ended");
-                }
-                worker.runOnce().await().atMost(Duration.ofSeconds(30));
-                sleep(20);
-            }
-        }, THREADS);
+        return CompletableFuture.runAsync(() -> runUntil(worker, Duration.ofSeconds(30),
+                "payment " + paymentId + " to end", () -> !"PENDING".equals(Payments.payment(paymentId).get("status"))),
+                THREADS);
     }
 
     @Test
@@ -280,16 +272,12 @@ class PaymentWorkerTest {
         double takeoversBefore = Metrics.value("payments_lease_takeovers_total");
 
         List<CompletableFuture<Void>> rounds = new ArrayList<>();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(40);
         for (PaymentWorker instance : instances) {
             for (int thread = 0; thread < 2; thread++) {
-                rounds.add(CompletableFuture.runAsync(() -> {
-                    while (payments.stream().anyMatch(id -> "PENDING".equals(Payments.payment(id).get("status")))
-                            && System.nanoTime() < deadline) {
-                        instance.runOnce().await().atMost(Duration.ofSeconds(30));
-                        sleep(10);
-                    }
-                }, THREADS));
+                rounds.add(CompletableFuture.runAsync(() -> runUntil(instance, Duration.ofSeconds(40),
+                        "every payment to end", () -> payments.stream()
+                                .noneMatch(id -> "PENDING".equals(Payments.payment(id).get("status")))),
+                        THREADS));
             }
         }
         CompletableFuture.allOf(rounds.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
@@ -325,12 +313,14 @@ class PaymentWorkerTest {
         return Metrics.value("idempotency_requests_total{operation=\"PAY_ORDER\",outcome=\"" + outcome + "\"}");
     }
 
-    private static void sleep(long millis) {
-        try {
-            TimeUnit.MILLISECONDS.sleep(millis);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
-        }
+    /** Runs the worker's rounds, one per poll, until {@code done} holds; past {@code atMost} the test fails. */
+    private static void runUntil(PaymentWorker worker, Duration atMost, String what, Callable<Boolean> done) {
+        await(what).atMost(atMost).pollInterval(Duration.ofMillis(10)).until(() -> {
+            if (done.call()) {
+                return true;
+            }
+            worker.runOnce().await().atMost(Duration.ofSeconds(30));
+            return false;
+        });
     }
 }

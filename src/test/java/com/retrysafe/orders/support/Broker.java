@@ -2,12 +2,17 @@ package com.retrysafe.orders.support;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Predicate;
+
+import org.awaitility.Awaitility;
+import org.awaitility.core.ConditionTimeoutException;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -94,17 +99,11 @@ public final class Broker implements AutoCloseable {
     }
 
     /** Waits (at most the timeout) until a received message matches; returns it. */
-    public Received await(Predicate<Received> matching, long timeout, TimeUnit unit) throws InterruptedException {
-        long deadline = System.nanoTime() + unit.toNanos(timeout);
-        while (System.nanoTime() < deadline) {
-            for (Received message : received) {
-                if (matching.test(message)) {
-                    return message;
-                }
-            }
-            TimeUnit.MILLISECONDS.sleep(20);
-        }
-        throw new AssertionError("no matching message within " + timeout + " " + unit + "; received " + received.size());
+    public Received await(Predicate<Received> matching, long timeout, TimeUnit unit) {
+        return Awaitility.await("a matching message within " + timeout + " " + unit)
+                .atMost(Duration.ofNanos(unit.toNanos(timeout))).pollInterval(Duration.ofMillis(20))
+                .until(() -> received.stream().filter(matching).findFirst(), Optional::isPresent)
+                .orElseThrow();
     }
 
     /** Sends a payment result to payments.results through the default exchange, as a provider would. */
@@ -141,17 +140,18 @@ public final class Broker implements AutoCloseable {
      */
     public long readyResults() {
         try {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-            long count = channel.queueDeclarePassive(RESULTS_QUEUE).getMessageCount();
-            while (count > 0 && System.nanoTime() < deadline) {
-                TimeUnit.MILLISECONDS.sleep(50);
-                count = channel.queueDeclarePassive(RESULTS_QUEUE).getMessageCount();
-            }
-            return count;
+            return Awaitility.await("payments.results to empty").atMost(Duration.ofSeconds(5))
+                    .pollInterval(Duration.ofMillis(50)).until(this::resultsLeft, count -> count == 0);
+        } catch (ConditionTimeoutException stillThere) {
+            // The caller asserts on the count, so it says how many were left.
+            return resultsLeft();
+        }
+    }
+
+    private long resultsLeft() {
+        try {
+            return channel.queueDeclarePassive(RESULTS_QUEUE).getMessageCount();
         } catch (IOException e) {
-            throw new IllegalStateException(e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
             throw new IllegalStateException(e);
         }
     }

@@ -163,6 +163,7 @@ public final class FakeProvider implements AutoCloseable {
                         scriptsByAmount.getOrDefault(body.path("amount").asLong(), defaultScript));
                 Answer answer = script.get(Math.min(call, script.size() - 1));
                 if (!answer.delay().isZero()) {
+                    // A slow provider is the scripted fault: this answer takes its time by design.
                     TimeUnit.MILLISECONDS.sleep(answer.delay().toMillis());
                 }
                 String response;

@@ -9,7 +9,25 @@ public final class Metrics {
     }
 
     public static double value(String series) {
-        String scrape = given().when().get("/q/metrics").then().statusCode(200).extract().asString();
+        return value(scrape(), series);
+    }
+
+    /**
+     * Asserts that one scrape of /q/metrics has each of these series (exact name and labels),
+     * whatever their values: for series that must exist from start-up, before anything counts.
+     */
+    public static void assertSeries(String... series) {
+        String scrape = scrape();
+        for (String one : series) {
+            value(scrape, one);
+        }
+    }
+
+    private static String scrape() {
+        return given().when().get("/q/metrics").then().statusCode(200).extract().asString();
+    }
+
+    private static double value(String scrape, String series) {
         for (String line : scrape.split("\n")) {
             if (line.startsWith(series + " ")) {
                 // The value is the first field: OpenMetrics may follow it with an exemplar

@@ -3,6 +3,7 @@ package com.retrysafe.orders.support;
 import static org.awaitility.Awaitility.await;
 import static io.restassured.RestAssured.given;
 
+import java.net.URI;
 import java.net.http.HttpRequest;
 import java.time.Duration;
 import java.util.Map;
@@ -11,6 +12,8 @@ import java.util.function.Predicate;
 import com.retrysafe.orders.payment.PaymentFinisher;
 import com.retrysafe.orders.payment.PaymentFinisher.ExternalOutcome;
 import com.retrysafe.orders.payment.PaymentFinisher.ExternalResult;
+import com.retrysafe.orders.payment.worker.PaymentWorker;
+import com.retrysafe.orders.payment.worker.PaymentWorkers;
 
 import io.restassured.response.Response;
 import io.vertx.mutiny.sqlclient.Pool;
@@ -34,6 +37,22 @@ public final class Payments {
         long orderId = order(owner);
         return pay(owner, orderId, TestIds.key(), body(amount, "CNY")).then().statusCode(202)
                 .extract().jsonPath().getLong("paymentId");
+    }
+
+    /**
+     * A payment worker of the test's own, calling the fake provider: the test profile runs no
+     * worker (payments.worker.enabled=false), so tests make theirs here and call runOnce(). The
+     * name gets a fresh suffix, as lease owners must differ between workers.
+     */
+    public static PaymentWorker worker(PaymentWorkers workers, String name, FakeProvider provider, Duration timeout,
+            PaymentWorker.Settings settings) {
+        return workers.create(name + "-" + TestIds.key(), workers.provider(URI.create(provider.url()), timeout),
+                settings);
+    }
+
+    /** As above, with the configured worker settings. */
+    public static PaymentWorker worker(PaymentWorkers workers, String name, FakeProvider provider, Duration timeout) {
+        return worker(workers, name, provider, timeout, workers.settings());
     }
 
     /** A result from outside the worker, applied in a transaction of its own. */

@@ -1,5 +1,7 @@
 package com.retrysafe.orders.support;
 
+import static org.awaitility.Awaitility.await;
+
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -8,6 +10,8 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+
+import org.awaitility.core.ConditionTimeoutException;
 
 /**
  * A real Redis for the fast-layer tests: TEST_REDIS_URL if set, else the server on
@@ -65,22 +69,18 @@ public final class RedisServer {
                     // The JVM is exiting; the server process goes with it.
                 }
             }));
-            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-            while (System.nanoTime() < deadline) {
-                if (answersPing("127.0.0.1", port)) {
-                    System.setProperty(STARTED_PORT, Integer.toString(port));
-                    System.out.printf("Embedded redis-server (com.github.codemonstur:embedded-redis) started on 127.0.0.1:%d%n", port);
-                    return "redis://127.0.0.1:" + port + "/" + TEST_DATABASE;
-                }
-                Thread.sleep(100);
+            try {
+                await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100))
+                        .until(() -> answersPing("127.0.0.1", port));
+            } catch (ConditionTimeoutException e) {
+                throw new IllegalStateException("The embedded redis-server on port " + port + " did not answer", e);
             }
-            throw new IllegalStateException("The embedded redis-server on port " + port + " did not answer");
+            System.setProperty(STARTED_PORT, Integer.toString(port));
+            System.out.printf("Embedded redis-server (com.github.codemonstur:embedded-redis) started on 127.0.0.1:%d%n", port);
+            return "redis://127.0.0.1:" + port + "/" + TEST_DATABASE;
         } catch (IOException e) {
             throw new IllegalStateException("No Redis at 127.0.0.1:6379 and the embedded redis-server could not be "
                     + "started (set TEST_REDIS_URL to use another Redis)", e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
         }
     }
 

@@ -9,7 +9,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.net.URI;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
@@ -157,8 +156,7 @@ class TracingTest {
                 Db.row("SELECT trace_parent FROM payment_task WHERE payment_id = ?", paymentId).get("trace_parent"));
 
         try (FakeProvider provider = FakeProvider.start()) {
-            PaymentWorker worker = workers.create("trace-" + TestIds.key(),
-                    workers.provider(URI.create(provider.url()), Duration.ofSeconds(3)), workers.settings());
+            PaymentWorker worker = Payments.worker(workers, "trace", provider, Duration.ofSeconds(3));
             await().atMost(WAIT).until(() -> {
                 worker.runOnce().await().atMost(Duration.ofSeconds(10));
                 return "PAID".equals(Payments.payment(paymentId).get("status"));

@@ -16,14 +16,12 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.regex.Pattern;
 
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
 import io.quarkus.test.junit.QuarkusTest;
-import io.restassured.RestAssured;
 
 /**
  * The OpenAPI document at {@code /q/openapi} against API.md: every route with its answers, and
@@ -88,11 +86,6 @@ class OpenApiContractTest {
                     "200", "400 invalid-request", "401 unauthorized", "403 forbidden", "503 temporarily-unavailable"));
 
     private static final ObjectMapper JSON = new ObjectMapper();
-
-    @BeforeAll
-    static void logFailures() {
-        RestAssured.enableLoggingOfRequestAndResponseIfValidationFails();
-    }
 
     @Test
     void everyRouteOfTheContractIsDescribedWithExactlyItsAnswers() {

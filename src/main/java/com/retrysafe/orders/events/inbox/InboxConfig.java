@@ -5,7 +5,7 @@ import java.time.Duration;
 import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithDefault;
 
-/** The payment-result consumer (README "Events"); each is also an environment variable (INBOX_...). */
+/** The inbox (docs/DESIGN.md "Events"): message ids already applied; each is also an environment variable (INBOX_...). */
 @ConfigMapping(prefix = "inbox")
 public interface InboxConfig {
 

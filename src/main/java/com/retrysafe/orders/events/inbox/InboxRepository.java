@@ -37,10 +37,15 @@ public class InboxRepository {
                                    FOR UPDATE SKIP LOCKED)
             """;
 
-    /** Emits true when this delivery is the first of its message id. */
-    public Uni<Boolean> record(SqlClient client, PaymentResult message) {
+    /**
+     * Emits true when this delivery is the first of its message id.
+     *
+     * @param paymentId what the message is about, and {@code outcome} what it says: kept with the
+     *        id for support (the table's columns, V5)
+     */
+    public Uni<Boolean> record(SqlClient client, String messageId, long paymentId, String outcome) {
         return client.preparedQuery(RECORD)
-                .execute(Tuple.of(message.messageId(), message.paymentId(), message.outcome()))
+                .execute(Tuple.of(messageId, paymentId, outcome))
                 .map(rows -> rows.rowCount() == 1);
     }
 

@@ -6,17 +6,16 @@ import org.jboss.logging.Logger;
 
 import com.retrysafe.orders.db.BatchedDelete;
 import com.retrysafe.orders.db.DatabaseErrors;
-import com.retrysafe.orders.events.inbox.InboxConfig;
-import com.retrysafe.orders.events.inbox.InboxRepository;
+import com.retrysafe.orders.events.inbox.InboxCleanup;
 
 import io.quarkus.scheduler.Scheduled;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
 
 /**
- * Deletes published outbox rows older than {@code outbox.retention} and inbox rows older than
- * {@code inbox.retention}, in batches as the idempotency cleanup does. Unpublished rows are never
- * deleted, however old.
+ * The events tables' cleanup: deletes published outbox rows older than {@code outbox.retention},
+ * then has the inbox delete its own old rows ({@link InboxCleanup}), in batches as the idempotency
+ * cleanup does. Unpublished rows are never deleted, however old.
  */
 @ApplicationScoped
 public class OutboxCleanupJob {
@@ -25,18 +24,16 @@ public class OutboxCleanupJob {
 
     private final Pool pool;
     private final OutboxRepository outbox;
-    private final InboxRepository inbox;
+    private final InboxCleanup inbox;
     private final OutboxConfig config;
-    private final InboxConfig inboxConfig;
     private final OutboxMetrics metrics;
 
-    public OutboxCleanupJob(Pool pool, OutboxRepository outbox, InboxRepository inbox, OutboxConfig config,
-            InboxConfig inboxConfig, OutboxMetrics metrics) {
+    public OutboxCleanupJob(Pool pool, OutboxRepository outbox, InboxCleanup inbox, OutboxConfig config,
+            OutboxMetrics metrics) {
         this.pool = pool;
         this.outbox = outbox;
         this.inbox = inbox;
         this.config = config;
-        this.inboxConfig = inboxConfig;
         this.metrics = metrics;
     }
 
@@ -55,10 +52,7 @@ public class OutboxCleanupJob {
         int batchSize = config.cleanup().batchSize();
         return BatchedDelete.run(() -> outbox.deletePublishedBatch(pool, config.retention(), batchSize), batchSize,
                 metrics::cleanedUp)
-                .flatMap(events -> BatchedDelete.run(
-                        () -> inbox.deleteOldBatch(pool, inboxConfig.retention(), batchSize), batchSize,
-                        metrics::cleanedUp)
-                        .map(messages -> events + messages))
+                .flatMap(events -> inbox.purge(batchSize, metrics::cleanedUp).map(messages -> events + messages))
                 .invoke(total -> {
                     if (total > 0) {
                         LOG.infof("Outbox cleanup deleted %d published events and old inbox messages", total);

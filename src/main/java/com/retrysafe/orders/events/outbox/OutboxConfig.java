@@ -5,7 +5,7 @@ import java.time.Duration;
 import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithDefault;
 
-/** The outbox relay and its cleanup (README "Events"); each is also an environment variable (OUTBOX_...). */
+/** The outbox relay and its cleanup (docs/DESIGN.md "Events"); each is also an environment variable (OUTBOX_...). */
 @ConfigMapping(prefix = "outbox")
 public interface OutboxConfig {
 
@@ -49,8 +49,11 @@ public interface OutboxConfig {
 
     interface Cleanup {
 
-        /** How often published rows (and old inbox rows) past their retention are deleted. */
-        @WithDefault("1m")
+        /**
+         * How often published rows (and old inbox rows) past their retention are deleted. 1m, set in
+         * application.properties rather than here: the cleanup's {@code @Scheduled} expression reads
+         * it by name.
+         */
         Duration interval();
 
         /** Rows per delete statement; 1 to 100,000 (StartupChecks). */

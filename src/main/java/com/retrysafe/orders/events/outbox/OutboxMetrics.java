@@ -4,6 +4,8 @@ import java.util.concurrent.atomic.AtomicReference;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
+import com.retrysafe.orders.common.Gauges;
+
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -42,8 +44,7 @@ public class OutboxMetrics {
         cleanupDeleted = Counter.builder("outbox.cleanup.deleted")
                 .description("Published outbox rows and old inbox rows deleted after their retention")
                 .register(registry);
-        // A restart in one JVM (the test suite) would otherwise keep the first start's gauge.
-        registry.find("outbox.oldest.unpublished.age").gauges().forEach(registry::remove);
+        Gauges.removeLeftovers(registry, "outbox.oldest.unpublished.age");
         Gauge.builder("outbox.oldest.unpublished.age", oldestUnpublishedAge, AtomicReference::get)
                 .description("Age of the oldest unpublished outbox event (0 when none); rises while the relay is stuck")
                 .baseUnit("seconds")

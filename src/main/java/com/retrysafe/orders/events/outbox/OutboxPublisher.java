@@ -17,9 +17,8 @@ import org.eclipse.microprofile.reactive.messaging.Message;
 import org.eclipse.microprofile.reactive.messaging.Metadata;
 import org.eclipse.microprofile.reactive.messaging.OnOverflow;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
-
+import com.retrysafe.orders.common.JsonText;
 import com.retrysafe.orders.tracing.TraceContext;
 
 import io.smallrye.reactive.messaging.TracingMetadata;
@@ -121,10 +120,6 @@ public class OutboxPublisher {
     String body(OutboxEvent event) {
         EventMessage message = new EventMessage(event.eventId().toString(), event.eventType(), event.aggregateType(),
                 event.aggregateId(), event.createdAt().toInstant().toString(), event.payloadJson());
-        try {
-            return json.writeValueAsString(message);
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException("An event message could not be serialized", e);
-        }
+        return JsonText.write(json, message, "An event message could not be serialized");
     }
 }

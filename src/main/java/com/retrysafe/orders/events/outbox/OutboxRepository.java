@@ -7,9 +7,9 @@ import java.util.UUID;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
+import com.retrysafe.orders.db.Rows;
+
 import io.smallrye.mutiny.Uni;
-import io.vertx.mutiny.sqlclient.Row;
-import io.vertx.mutiny.sqlclient.RowIterator;
 import io.vertx.mutiny.sqlclient.SqlClient;
 import io.vertx.mutiny.sqlclient.Tuple;
 
@@ -115,10 +115,9 @@ public class OutboxRepository {
 
     /** Seconds since the oldest unpublished row was written; 0 when everything is published. */
     public Uni<Double> oldestUnpublishedAgeSeconds(SqlClient client) {
-        return client.query(OLDEST_UNPUBLISHED_AGE).execute().map(rows -> {
-            RowIterator<Row> iterator = rows.iterator();
-            return iterator.hasNext() ? iterator.next().getDouble("age") : 0.0;
-        });
+        return client.query(OLDEST_UNPUBLISHED_AGE).execute()
+                .map(Rows.firstOrNull(row -> row.getDouble("age")))
+                .map(age -> age == null ? 0.0 : age);
     }
 
     public Uni<Integer> deletePublishedBatch(SqlClient client, Duration retention, int batchSize) {

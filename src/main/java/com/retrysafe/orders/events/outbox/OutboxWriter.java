@@ -4,8 +4,8 @@ import java.util.UUID;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.retrysafe.orders.common.JsonText;
 import com.retrysafe.orders.tracing.TraceContext;
 
 import io.smallrye.mutiny.Uni;
@@ -38,14 +38,12 @@ public class OutboxWriter {
      */
     public Uni<Void> write(SqlConnection tx, String aggregateType, String aggregateId, String eventType,
             Object payload) {
-        String payloadJson;
-        try {
-            payloadJson = json.writeValueAsString(payload);
-        } catch (JsonProcessingException e) {
-            return Uni.createFrom().failure(new IllegalStateException("An event payload could not be serialized", e));
-        }
-        return repository.insert(tx, UUID.randomUUID(), aggregateType, aggregateId, eventType, payloadJson,
-                TraceContext.current())
+        // The writing request's trace, taken now: the insert runs later, when the transaction subscribes.
+        String traceParent = TraceContext.current();
+        // A payload that cannot be written fails the returned Uni (the transaction rolls back), not this call.
+        return Uni.createFrom().item(() -> JsonText.write(json, payload, "An event payload could not be serialized"))
+                .flatMap(payloadJson -> repository.insert(tx, UUID.randomUUID(), aggregateType, aggregateId, eventType,
+                        payloadJson, traceParent))
                 .invoke(metrics::written);
     }
 }

@@ -8,9 +8,10 @@ import java.util.List;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
+import com.retrysafe.orders.db.Rows;
+
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Row;
-import io.vertx.mutiny.sqlclient.RowIterator;
 import io.vertx.mutiny.sqlclient.SqlClient;
 import io.vertx.mutiny.sqlclient.Tuple;
 
@@ -81,16 +82,10 @@ public class IdempotencyAuditRepository {
 
     /** @param operation null: any operation (the newest live record of the key is returned) */
     public Uni<KeyHistory.Live> findLive(SqlClient client, long ownerId, String key, String operation) {
-        return client.preparedQuery(FIND_LIVE).execute(Tuple.of(ownerId, key, operation)).map(rows -> {
-            RowIterator<Row> iterator = rows.iterator();
-            if (!iterator.hasNext()) {
-                return null;
-            }
-            Row row = iterator.next();
-            return new KeyHistory.Live(row.getString("operation"), row.getString("idempotency_key"),
-                    row.getString("status"), row.getInteger("http_status"), row.getLong("resource_id"),
-                    instant(row, "created_at"), instant(row, "completed_at"));
-        });
+        return client.preparedQuery(FIND_LIVE).execute(Tuple.of(ownerId, key, operation))
+                .map(Rows.firstOrNull(row -> new KeyHistory.Live(row.getString("operation"),
+                        row.getString("idempotency_key"), row.getString("status"), row.getInteger("http_status"),
+                        row.getLong("resource_id"), instant(row, "created_at"), instant(row, "completed_at"))));
     }
 
     /** Newest first, at most {@link #MAX_HISTORY}. */

@@ -4,8 +4,8 @@ import java.time.Duration;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
+import com.retrysafe.orders.db.DatabaseConfig;
 import com.retrysafe.orders.db.Deadline;
-import com.retrysafe.orders.idempotency.IdempotencyConfig;
 import com.retrysafe.orders.idempotency.Operation;
 
 import io.smallrye.mutiny.Uni;
@@ -19,10 +19,10 @@ public class KeyHistoryService {
     private final IdempotencyAuditRepository audit;
     private final Duration dbTimeout;
 
-    public KeyHistoryService(Pool pool, IdempotencyAuditRepository audit, IdempotencyConfig config) {
+    public KeyHistoryService(Pool pool, IdempotencyAuditRepository audit, DatabaseConfig database) {
         this.pool = pool;
         this.audit = audit;
-        this.dbTimeout = config.dbTimeout().plusSeconds(1);
+        this.dbTimeout = database.clientDeadline();
     }
 
     /** @param operation null: every operation */

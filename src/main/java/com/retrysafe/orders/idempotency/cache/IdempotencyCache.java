@@ -14,7 +14,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.ObjectReader;
 import com.fasterxml.jackson.databind.ObjectWriter;
-
+import com.retrysafe.orders.common.JsonText;
 import com.retrysafe.orders.idempotency.IdempotencyConfig;
 import com.retrysafe.orders.idempotency.IdempotentRequest;
 import com.retrysafe.orders.idempotency.StoredResponse;
@@ -206,10 +206,6 @@ public class IdempotencyCache {
     }
 
     private String encode(CachedResponse cached) {
-        try {
-            return writer.writeValueAsString(cached);
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException("cache entry not serializable", e);
-        }
+        return JsonText.write(writer, cached, "cache entry not serializable");
     }
 }

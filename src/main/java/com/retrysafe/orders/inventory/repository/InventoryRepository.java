@@ -2,11 +2,10 @@ package com.retrysafe.orders.inventory.repository;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
+import com.retrysafe.orders.db.Rows;
 import com.retrysafe.orders.inventory.Inventory;
 
 import io.smallrye.mutiny.Uni;
-import io.vertx.mutiny.sqlclient.Row;
-import io.vertx.mutiny.sqlclient.RowIterator;
 import io.vertx.mutiny.sqlclient.SqlClient;
 import io.vertx.mutiny.sqlclient.Tuple;
 
@@ -29,9 +28,6 @@ public class InventoryRepository {
 
     public Uni<Inventory> find(SqlClient client, long skuId) {
         return client.preparedQuery(FIND).execute(Tuple.of(skuId))
-                .map(rows -> {
-                    RowIterator<Row> iterator = rows.iterator();
-                    return iterator.hasNext() ? Inventory.from(iterator.next()) : null;
-                });
+                .map(Rows.firstOrNull(Inventory::from));
     }
 }

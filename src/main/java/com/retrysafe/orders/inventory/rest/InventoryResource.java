@@ -22,15 +22,14 @@ import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 import org.jboss.resteasy.reactive.RestPath;
 
 import com.retrysafe.orders.db.BoundedTransaction;
+import com.retrysafe.orders.db.DatabaseConfig;
 import com.retrysafe.orders.db.Deadline;
-import com.retrysafe.orders.idempotency.IdempotencyConfig;
 import com.retrysafe.orders.inventory.Inventory;
 import com.retrysafe.orders.inventory.SetStockRequest;
 import com.retrysafe.orders.inventory.repository.InventoryRepository;
 import com.retrysafe.orders.web.AuthenticatedOwner;
 import com.retrysafe.orders.web.Problem;
 import com.retrysafe.orders.web.ProblemException;
-import com.retrysafe.orders.web.ProblemType;
 
 import io.quarkus.security.Authenticated;
 import io.smallrye.mutiny.Uni;
@@ -48,11 +47,11 @@ public class InventoryResource {
     private final Duration dbTimeout;
 
     public InventoryResource(Pool pool, InventoryRepository inventory, AuthenticatedOwner owner,
-            IdempotencyConfig config) {
+            DatabaseConfig database) {
         this.pool = pool;
         this.inventory = inventory;
         this.owner = owner;
-        this.dbTimeout = config.dbTimeout().plusSeconds(1);
+        this.dbTimeout = database.clientDeadline();
     }
 
     @PUT
@@ -82,11 +81,6 @@ public class InventoryResource {
     public Uni<Inventory> get(@RestPath long skuId) {
         owner.id();
         return Deadline.within(inventory.find(pool, skuId), dbTimeout)
-                .map(found -> {
-                    if (found == null) {
-                        throw new ProblemException(ProblemType.NOT_FOUND, "No SKU " + skuId);
-                    }
-                    return found;
-                });
+                .map(ProblemException.orNotFound("No SKU " + skuId));
     }
 }

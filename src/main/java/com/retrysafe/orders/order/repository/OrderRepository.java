@@ -5,11 +5,10 @@ import java.util.List;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
+import com.retrysafe.orders.db.Rows;
 import com.retrysafe.orders.order.Order;
 
 import io.smallrye.mutiny.Uni;
-import io.vertx.mutiny.sqlclient.Row;
-import io.vertx.mutiny.sqlclient.RowIterator;
 import io.vertx.mutiny.sqlclient.SqlClient;
 import io.vertx.mutiny.sqlclient.Tuple;
 
@@ -48,23 +47,33 @@ public class OrderRepository {
              LIMIT $3
             """;
 
+    /*
+     * Locks the order for paying it. The lock makes two requests paying one order (under different
+     * keys) queue here, so the second usually sees the first one's payment and answers 409 at once
+     * (PaymentService reads the order's payments right behind this, in the same round trip).
+     */
+    private static final String LOCK_FOR_OWNER = """
+            SELECT status
+              FROM purchase_order
+             WHERE id = $1 AND owner_id = $2
+               FOR UPDATE
+            """;
+
+    private static final String MARK_PAID = """
+            UPDATE purchase_order SET status = 'PAID' WHERE id = $1
+            """;
+
     /** Emits the new order, or {@code null} when the SKU is unknown or lacks the stock. */
     public Uni<Order> insertTakingStock(SqlClient client, String orderNo, long ownerId, long skuId, int quantity) {
         return client.preparedQuery(INSERT_TAKING_STOCK)
                 .execute(Tuple.of(orderNo, ownerId, skuId, quantity))
-                .map(rows -> {
-                    RowIterator<Row> iterator = rows.iterator();
-                    return iterator.hasNext() ? Order.from(iterator.next()) : null;
-                });
+                .map(Rows.firstOrNull(Order::from));
     }
 
     public Uni<Order> findForOwner(SqlClient client, long orderId, long ownerId) {
         return client.preparedQuery(FIND_FOR_OWNER)
                 .execute(Tuple.of(orderId, ownerId))
-                .map(rows -> {
-                    RowIterator<Row> iterator = rows.iterator();
-                    return iterator.hasNext() ? Order.from(iterator.next()) : null;
-                });
+                .map(Rows.firstOrNull(Order::from));
     }
 
     public Uni<List<Order>> pageForOwner(SqlClient client, long ownerId, long afterId, int limit) {
@@ -75,5 +84,15 @@ public class OrderRepository {
                     rows.forEach(row -> orders.add(Order.from(row)));
                     return orders;
                 });
+    }
+
+    /** Locks the order inside tx and emits its status; null when it does not exist or belongs to another owner. */
+    public Uni<String> lockForOwner(SqlClient tx, long orderId, long ownerId) {
+        return tx.preparedQuery(LOCK_FOR_OWNER).execute(Tuple.of(orderId, ownerId))
+                .map(Rows.firstOrNull(row -> row.getString("status")));
+    }
+
+    public Uni<Integer> markPaid(SqlClient tx, long orderId) {
+        return tx.preparedQuery(MARK_PAID).execute(Tuple.of(orderId)).map(rows -> rows.rowCount());
     }
 }

@@ -6,12 +6,12 @@ import java.util.UUID;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.retrysafe.orders.common.JsonText;
+import com.retrysafe.orders.db.DatabaseConfig;
 import com.retrysafe.orders.db.Deadline;
 import com.retrysafe.orders.events.outbox.OutboxWriter;
 import com.retrysafe.orders.idempotency.Fingerprint;
-import com.retrysafe.orders.idempotency.IdempotencyConfig;
 import com.retrysafe.orders.idempotency.IdempotencyKey;
 import com.retrysafe.orders.idempotency.IdempotencyService;
 import com.retrysafe.orders.idempotency.IdempotentRequest;
@@ -47,7 +47,7 @@ public class OrderService {
 
     public OrderService(Pool pool, IdempotencyService idempotency, OrderRepository orders,
             InventoryRepository inventory, ObjectMapper json, ProblemWriter problems, OutboxWriter outbox,
-            IdempotencyConfig config) {
+            DatabaseConfig database) {
         this.pool = pool;
         this.idempotency = idempotency;
         this.orders = orders;
@@ -55,7 +55,7 @@ public class OrderService {
         this.json = json;
         this.problems = problems;
         this.outbox = outbox;
-        this.dbTimeout = config.dbTimeout().plusSeconds(1);
+        this.dbTimeout = database.clientDeadline();
     }
 
     public Uni<IdempotentResponse> create(long ownerId, IdempotencyKey key, CreateOrderRequest body) {
@@ -89,13 +89,8 @@ public class OrderService {
 
     public Uni<Order> get(long ownerId, long orderId) {
         return Deadline.within(orders.findForOwner(pool, orderId, ownerId), dbTimeout)
-                .map(order -> {
-                    if (order == null) {
-                        // Another owner's order looks exactly like a missing one.
-                        throw new ProblemException(ProblemType.NOT_FOUND, "No order " + orderId);
-                    }
-                    return order;
-                });
+                // Another owner's order looks exactly like a missing one.
+                .map(ProblemException.orNotFound("No order " + orderId));
     }
 
     public Uni<OrderPage> list(long ownerId, long afterId, int limit) {
@@ -107,11 +102,7 @@ public class OrderService {
     }
 
     private String toJson(Order order) {
-        try {
-            return json.writeValueAsString(order);
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException("An order could not be serialized", e);
-        }
+        return JsonText.write(json, order, "An order could not be serialized");
     }
 
     /** Random, so order numbers reveal nothing about volume; the unique constraint guards the rest. */

@@ -49,12 +49,6 @@ public class PaymentTaskRepository {
                       due.lease_owner AS previous_owner, due.lease_until IS NOT NULL AS had_lease, t.trace_parent
             """;
 
-    /* A retried payment's record goes back to PROCESSING with its task. */
-    private static final String RECORDS_PROCESSING = """
-            UPDATE idempotency_record SET status = 'PROCESSING', updated_at = now()
-             WHERE operation = 'PAY_ORDER' AND resource_id = ANY($1) AND status = 'FAILED_RETRYABLE'
-            """;
-
     private static final String HEARTBEAT = """
             UPDATE payment_task
                SET lease_until = now() + $3 * interval '1 millisecond', updated_at = now()
@@ -66,11 +60,6 @@ public class PaymentTaskRepository {
                SET state = 'FAILED_RETRYABLE', due_at = now() + $3 * interval '1 millisecond',
                    lease_owner = NULL, lease_until = NULL, last_error = $4, updated_at = now()
              WHERE payment_id = $1 AND fencing_token = $2 AND state = 'PROCESSING'
-            """;
-
-    private static final String RECORD_RETRYABLE = """
-            UPDATE idempotency_record SET status = 'FAILED_RETRYABLE', updated_at = now()
-             WHERE operation = 'PAY_ORDER' AND resource_id = $1 AND status = 'PROCESSING'
             """;
 
     /* $2 null: a result from outside the worker, which ends the task whoever holds it. */
@@ -113,15 +102,10 @@ public class PaymentTaskRepository {
 
     public Uni<List<ClaimedTask>> claim(SqlClient tx, int limit, String owner, Duration lease) {
         return tx.preparedQuery(CLAIM).execute(Tuple.of(limit, owner, lease.toMillis()))
-                .flatMap(rows -> {
+                .map(rows -> {
                     List<ClaimedTask> claimed = new ArrayList<>(rows.size());
                     rows.forEach(row -> claimed.add(ClaimedTask.from(row)));
-                    if (claimed.isEmpty()) {
-                        return Uni.createFrom().item(claimed);
-                    }
-                    Long[] ids = claimed.stream().map(ClaimedTask::paymentId).toArray(Long[]::new);
-                    return tx.preparedQuery(RECORDS_PROCESSING).execute(Tuple.tuple().addArrayOfLong(ids))
-                            .replaceWith(claimed);
+                    return claimed;
                 });
     }
 
@@ -134,14 +118,12 @@ public class PaymentTaskRepository {
     /** Emits false when the fencing token is no longer current: nothing was written. */
     public Uni<Boolean> reschedule(SqlClient tx, long paymentId, long fencingToken, Duration delay, String error) {
         return tx.preparedQuery(RESCHEDULE).execute(Tuple.of(paymentId, fencingToken, delay.toMillis(), error))
-                .flatMap(rows -> rows.rowCount() == 1
-                        ? tx.preparedQuery(RECORD_RETRYABLE).execute(Tuple.of(paymentId)).replaceWith(true)
-                        : Uni.createFrom().item(false));
+                .map(rows -> rows.rowCount() == 1);
     }
 
     /** Emits false when the task is already final or, with a token, held under another token. */
-    public Uni<Boolean> end(SqlClient tx, long paymentId, Long fencingToken, String state, String error) {
-        return tx.preparedQuery(END).execute(Tuple.of(paymentId, fencingToken, state, error))
+    public Uni<Boolean> end(SqlClient tx, long paymentId, Long fencingToken, TaskState state, String error) {
+        return tx.preparedQuery(END).execute(Tuple.of(paymentId, fencingToken, state.name(), error))
                 .map(rows -> rows.rowCount() == 1);
     }
 

@@ -4,10 +4,10 @@ import java.time.Duration;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
+import com.retrysafe.orders.db.DatabaseConfig;
 import com.retrysafe.orders.db.DatabaseErrors;
 import com.retrysafe.orders.db.Deadline;
 import com.retrysafe.orders.idempotency.Fingerprint;
-import com.retrysafe.orders.idempotency.IdempotencyConfig;
 import com.retrysafe.orders.idempotency.IdempotencyKey;
 import com.retrysafe.orders.idempotency.IdempotencyService;
 import com.retrysafe.orders.idempotency.IdempotentRequest;
@@ -15,9 +15,11 @@ import com.retrysafe.orders.idempotency.IdempotentResponse;
 import com.retrysafe.orders.idempotency.Operation;
 import com.retrysafe.orders.idempotency.StepResult;
 import com.retrysafe.orders.idempotency.StoredResponse;
+import com.retrysafe.orders.order.repository.OrderRepository;
 import com.retrysafe.orders.payment.PayOrderRequest;
 import com.retrysafe.orders.payment.PaymentBody;
 import com.retrysafe.orders.payment.PaymentFinisher;
+import com.retrysafe.orders.payment.PaymentStatus;
 import com.retrysafe.orders.payment.repository.PaymentRepository;
 import com.retrysafe.orders.tracing.TraceContext;
 import com.retrysafe.orders.web.ProblemException;
@@ -40,17 +42,19 @@ public class PaymentService {
 
     private final Pool pool;
     private final IdempotencyService idempotency;
+    private final OrderRepository orders;
     private final PaymentRepository payments;
     private final PaymentFinisher finisher;
     private final Duration dbTimeout;
 
-    public PaymentService(Pool pool, IdempotencyService idempotency, PaymentRepository payments,
-            PaymentFinisher finisher, IdempotencyConfig config) {
+    public PaymentService(Pool pool, IdempotencyService idempotency, OrderRepository orders,
+            PaymentRepository payments, PaymentFinisher finisher, DatabaseConfig database) {
         this.pool = pool;
         this.idempotency = idempotency;
+        this.orders = orders;
         this.payments = payments;
         this.finisher = finisher;
-        this.dbTimeout = config.dbTimeout().plusSeconds(1);
+        this.dbTimeout = database.clientDeadline();
     }
 
     public Uni<IdempotentResponse> pay(long ownerId, long orderId, IdempotencyKey key, PayOrderRequest body) {
@@ -70,16 +74,21 @@ public class PaymentService {
      * the key's claim roll back, so nothing is recorded and the key stays free.
      */
     private Uni<StepResult> accept(SqlConnection tx, long ownerId, long orderId, long amount, String currency) {
-        return payments.lockOrderForOwner(tx, orderId, ownerId)
-                .flatMap(order -> {
-                    if (order == null) {
-                        throw new ProblemException(ProblemType.NOT_FOUND, "No order " + orderId);
+        // Sent together, one round trip; statements on one connection run in order, so the order is
+        // locked before its payments are read, and a failure of the lock arrives first.
+        return Uni.combine().all()
+                .unis(orders.lockForOwner(tx, orderId, ownerId), payments.hasActivePayment(tx, orderId))
+                .with((orderStatus, activePayment) -> {
+                    if (orderStatus == null) {
+                        throw ProblemException.notFound("No order " + orderId);
                     }
-                    if ("PAID".equals(order.status()) || order.activePayment()) {
+                    if ("PAID".equals(orderStatus) || activePayment) {
                         throw alreadyPaid(orderId);
                     }
-                    return payments.insertWithTask(tx, orderId, ownerId, amount, currency, TraceContext.current());
+                    return orderId;
                 })
+                .flatMap(payable -> payments.insertWithTask(tx, payable, ownerId, amount, currency,
+                        TraceContext.current()))
                 .onFailure(failure -> DatabaseErrors.hasSqlState(failure, UNIQUE_VIOLATION))
                 .transform(failure -> alreadyPaid(orderId))
                 .map(payment -> StepResult.accepted(202, finisher.toJson(payment), payment.location(),
@@ -89,19 +98,14 @@ public class PaymentService {
     /** A duplicate while the payment is still PENDING: 202 with its current state. */
     private Uni<StoredResponse> current(StoredResponse accepted) {
         return payments.find(pool, accepted.resourceId())
-                .map(payment -> payment == null || !PaymentBody.PENDING.equals(payment.status()) ? null
+                .map(payment -> payment == null || !payment.is(PaymentStatus.PENDING) ? null
                         : new StoredResponse(202, finisher.toJson(payment), accepted.location(), payment.paymentId()));
     }
 
     public Uni<PaymentBody> get(long ownerId, long paymentId) {
         return Deadline.within(payments.findForOwner(pool, paymentId, ownerId), dbTimeout)
-                .map(payment -> {
-                    if (payment == null) {
-                        // Another owner's payment looks exactly like a missing one.
-                        throw new ProblemException(ProblemType.NOT_FOUND, "No payment " + paymentId);
-                    }
-                    return payment;
-                });
+                // Another owner's payment looks exactly like a missing one.
+                .map(ProblemException.orNotFound("No payment " + paymentId));
     }
 
     private static ProblemException alreadyPaid(long orderId) {

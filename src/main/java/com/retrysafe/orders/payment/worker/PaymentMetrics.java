@@ -8,9 +8,10 @@ import java.util.concurrent.atomic.AtomicReference;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
-import com.retrysafe.orders.idempotency.RecordStatus;
+import com.retrysafe.orders.common.Gauges;
 import com.retrysafe.orders.payment.provider.ChargeResult;
 import com.retrysafe.orders.payment.repository.PaymentTaskRepository;
+import com.retrysafe.orders.payment.repository.TaskState;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
@@ -32,7 +33,7 @@ public class PaymentMetrics {
 
     private final PaymentTaskRepository tasks;
     private final Pool pool;
-    private final Map<RecordStatus, AtomicLong> tasksByState = new EnumMap<>(RecordStatus.class);
+    private final Map<TaskState, AtomicLong> tasksByState = new EnumMap<>(TaskState.class);
     private final AtomicReference<Double> oldestUnfinishedSeconds = new AtomicReference<>(0.0);
 
     private final Counter attempts;
@@ -43,14 +44,8 @@ public class PaymentMetrics {
     public PaymentMetrics(MeterRegistry registry, PaymentTaskRepository tasks, Pool pool) {
         this.tasks = tasks;
         this.pool = pool;
-        /*
-         * A test suite restarts the application in one JVM, and Micrometer's global registry would
-         * hand back the gauge of the first start, still reading that start's values: each start
-         * replaces the gauges with its own (in production there is nothing to replace).
-         */
-        registry.find("payments.tasks").gauges().forEach(registry::remove);
-        registry.find("payments.oldest.unfinished.age").gauges().forEach(registry::remove);
-        for (RecordStatus state : RecordStatus.values()) {
+        Gauges.removeLeftovers(registry, "payments.tasks", "payments.oldest.unfinished.age");
+        for (TaskState state : TaskState.values()) {
             AtomicLong value = new AtomicLong();
             tasksByState.put(state, value);
             Gauge.builder("payments.tasks", value::get)
@@ -99,8 +94,8 @@ public class PaymentMetrics {
     public Uni<Void> refresh() {
         return tasks.countByState(pool)
                 .invoke(rows -> {
-                    Map<RecordStatus, Long> counted = new EnumMap<>(RecordStatus.class);
-                    rows.forEach(row -> counted.put(RecordStatus.valueOf(row.getString("state")), row.getLong("tasks")));
+                    Map<TaskState, Long> counted = new EnumMap<>(TaskState.class);
+                    rows.forEach(row -> counted.put(TaskState.valueOf(row.getString("state")), row.getLong("tasks")));
                     tasksByState.forEach((state, value) -> value.set(counted.getOrDefault(state, 0L)));
                 })
                 .flatMap(ignored -> tasks.oldestUnfinishedAgeSeconds(pool))

@@ -11,12 +11,10 @@ import org.jboss.logging.Logger;
 
 import com.retrysafe.orders.db.DatabaseErrors;
 import com.retrysafe.orders.payment.PaymentFinisher;
-import com.retrysafe.orders.payment.PaymentFinisher.Ending;
-import com.retrysafe.orders.payment.PaymentFinisher.WorkerWrite;
+import com.retrysafe.orders.payment.PaymentStatus;
 import com.retrysafe.orders.payment.provider.ChargeRequest;
 import com.retrysafe.orders.payment.provider.ChargeResult;
 import com.retrysafe.orders.payment.provider.PaymentProvider;
-import com.retrysafe.orders.payment.repository.PaymentTaskRepository;
 import com.retrysafe.orders.payment.repository.PaymentTaskRepository.ClaimedTask;
 import com.retrysafe.orders.tracing.TraceContext;
 import com.retrysafe.orders.tracing.TracedWork;
@@ -61,7 +59,7 @@ public class PaymentWorker {
 
     private final String owner;
     private final Pool pool;
-    private final PaymentTaskRepository tasks;
+    private final PaymentTasks tasks;
     private final PaymentFinisher finisher;
     private final PaymentProvider provider;
     private final PaymentMetrics metrics;
@@ -73,7 +71,7 @@ public class PaymentWorker {
     private final AtomicLong fencedWrites = new AtomicLong();
     private volatile long pollTimer = -1;
 
-    PaymentWorker(String owner, Pool pool, PaymentTaskRepository tasks, PaymentFinisher finisher,
+    PaymentWorker(String owner, Pool pool, PaymentTasks tasks, PaymentFinisher finisher,
             PaymentProvider provider, PaymentMetrics metrics, Vertx vertx, TracedWork traced, Settings settings) {
         this.owner = owner;
         this.pool = pool;
@@ -200,20 +198,20 @@ public class PaymentWorker {
 
     private Uni<Void> record(ClaimedTask task, ChargeResult result) {
         return switch (result.kind()) {
-            case SUCCEEDED -> finish(task, Ending.PAID, result.chargeId(), null);
-            case DECLINED -> finish(task, Ending.DECLINED, null, result.detail());
-            case REJECTED -> finish(task, Ending.FAILED, null, result.detail());
+            case SUCCEEDED -> finish(task, PaymentStatus.PAID, result.chargeId(), null);
+            case DECLINED -> finish(task, PaymentStatus.DECLINED, null, result.detail());
+            case REJECTED -> finish(task, PaymentStatus.FAILED, null, result.detail());
             // The provider may have charged: only a definitive answer may end the payment, and a new
             // payment (another provider key) must stay impossible until then. Never given up.
             case UNKNOWN -> reschedule(task, result.detail());
         };
     }
 
-    private Uni<Void> finish(ClaimedTask task, Ending ending, String chargeId, String reason) {
+    private Uni<Void> finish(ClaimedTask task, PaymentStatus ending, String chargeId, String reason) {
         return pool.withTransaction(tx -> finisher.finishByWorker(tx, task.paymentId(), task.fencingToken(), ending,
                 chargeId, reason))
-                .invoke(write -> {
-                    if (write == WorkerWrite.FENCED) {
+                .invoke(written -> {
+                    if (!written) {
                         refused(task, ending.name());
                     } else {
                         LOG.infof("Payment %d: %s after %d attempt(s)", task.paymentId(), ending, task.attempts());

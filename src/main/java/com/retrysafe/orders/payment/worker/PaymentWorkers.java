@@ -15,7 +15,6 @@ import com.retrysafe.orders.db.DatabaseErrors;
 import com.retrysafe.orders.payment.PaymentFinisher;
 import com.retrysafe.orders.payment.PaymentsConfig;
 import com.retrysafe.orders.payment.provider.PaymentProvider;
-import com.retrysafe.orders.payment.repository.PaymentTaskRepository;
 import com.retrysafe.orders.tracing.TracedWork;
 
 import io.quarkus.runtime.ShutdownEvent;
@@ -31,7 +30,7 @@ public class PaymentWorkers {
 
     private final PaymentsConfig config;
     private final Pool pool;
-    private final PaymentTaskRepository tasks;
+    private final PaymentTasks tasks;
     private final PaymentFinisher finisher;
     private final PaymentMetrics metrics;
     private final ObjectMapper json;
@@ -40,7 +39,7 @@ public class PaymentWorkers {
     private volatile PaymentWorker worker;
     private volatile long refreshTimer = -1;
 
-    public PaymentWorkers(PaymentsConfig config, Pool pool, PaymentTaskRepository tasks, PaymentFinisher finisher,
+    public PaymentWorkers(PaymentsConfig config, Pool pool, PaymentTasks tasks, PaymentFinisher finisher,
             PaymentMetrics metrics, ObjectMapper json, Vertx vertx, TracedWork traced) {
         this.config = config;
         this.pool = pool;

@@ -16,7 +16,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import com.retrysafe.orders.support.Db;
@@ -24,7 +23,6 @@ import com.retrysafe.orders.support.TestIds;
 import com.retrysafe.orders.support.Tokens;
 
 import io.quarkus.test.junit.QuarkusTest;
-import io.restassured.RestAssured;
 import io.restassured.path.json.JsonPath;
 import io.restassured.response.Response;
 
@@ -40,11 +38,6 @@ class AuditTrailTest {
             "createdAt", "completedAt");
     private static final Set<String> PAST_FIELDS = Set.of("operation", "key", "status", "httpStatus", "resourceId",
             "createdAt", "completedAt", "expiredAt");
-
-    @BeforeAll
-    static void logFailures() {
-        RestAssured.enableLoggingOfRequestAndResponseIfValidationFails();
-    }
 
     @Test
     void aLiveRecordIsShownWithoutItsBody() {

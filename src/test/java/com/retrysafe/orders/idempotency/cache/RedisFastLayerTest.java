@@ -4,6 +4,7 @@ import static com.retrysafe.orders.support.Api.createOrder;
 import static com.retrysafe.orders.support.Api.orderBody;
 import static com.retrysafe.orders.support.Api.skuWithStock;
 import static io.restassured.RestAssured.given;
+import static org.awaitility.Awaitility.await;
 import static org.hamcrest.Matchers.equalTo;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -337,6 +338,8 @@ class RedisFastLayerTest {
                 // FLUSHDB, not FLUSHALL: only the tests' database, not a shared server's others.
                 redis.execute("FLUSHDB");
                 flushes.incrementAndGet();
+                // The fault's pace: Redis is emptied again and again while the requests run, so
+                // this waits for a time by design (the requests are what the test waits for).
                 try {
                     TimeUnit.MILLISECONDS.sleep(20);
                 } catch (InterruptedException e) {
@@ -408,19 +411,9 @@ class RedisFastLayerTest {
         return redis.value(String.class).get(redisKey(owner, key));
     }
 
-    private void awaitValue(long owner, String key, java.util.function.Predicate<String> condition)
-            throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (true) {
-            String value = get(owner, key);
-            if (value != null && condition.test(value)) {
-                return;
-            }
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("Redis never held the expected value; last: " + value);
-            }
-            TimeUnit.MILLISECONDS.sleep(10);
-        }
+    private void awaitValue(long owner, String key, java.util.function.Predicate<String> condition) {
+        await("Redis to hold the expected value at " + redisKey(owner, key)).atMost(Duration.ofSeconds(5))
+                .pollInterval(Duration.ofMillis(10)).until(() -> get(owner, key), value -> value != null && condition.test(value));
     }
 
     private static double cacheCalls(String result) {

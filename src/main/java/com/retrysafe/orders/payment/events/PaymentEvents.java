@@ -1,9 +1,11 @@
-package com.retrysafe.orders.events.outbox;
+package com.retrysafe.orders.payment.events;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
+import com.retrysafe.orders.events.outbox.OutboxWriter;
 import com.retrysafe.orders.payment.PaymentBody;
 import com.retrysafe.orders.payment.PaymentFinalListener;
+import com.retrysafe.orders.payment.PaymentStatus;
 
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.SqlConnection;
@@ -27,7 +29,7 @@ public class PaymentEvents implements PaymentFinalListener {
 
     @Override
     public Uni<Void> paymentFinal(SqlConnection tx, PaymentBody payment, long ownerId) {
-        String type = PaymentBody.PAID.equals(payment.status()) ? SUCCEEDED : FAILED;
+        String type = payment.is(PaymentStatus.PAID) ? SUCCEEDED : FAILED;
         return outbox.write(tx, "payment", Long.toString(payment.paymentId()), type, payment);
     }
 }

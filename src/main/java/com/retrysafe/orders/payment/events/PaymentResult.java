@@ -1,14 +1,16 @@
-package com.retrysafe.orders.events.inbox;
+package com.retrysafe.orders.payment.events;
 
-import java.util.Set;
+import java.util.Arrays;
+import java.util.List;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.retrysafe.orders.payment.PaymentFinisher.ExternalOutcome;
 
 /** A {@code payment.result} message: {@code {"messageId", "paymentId", "outcome"}}. */
 public record PaymentResult(String messageId, long paymentId, String outcome) {
 
-    static final Set<String> OUTCOMES = Set.of("SUCCEEDED", "DECLINED", "FAILED");
+    static final List<String> OUTCOMES = Arrays.stream(ExternalOutcome.values()).map(Enum::name).toList();
     static final int MAX_MESSAGE_ID_LENGTH = 200;
 
     /** @throws Malformed when the body is not such a message */

@@ -1,7 +1,8 @@
-package com.retrysafe.orders.events.inbox;
+package com.retrysafe.orders.payment.events;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Arrays;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
@@ -13,7 +14,14 @@ import org.jboss.logging.Logger;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.retrysafe.orders.db.DatabaseErrors;
+import com.retrysafe.orders.events.inbox.InboxConfig;
+import com.retrysafe.orders.events.inbox.InboxMetrics;
+import com.retrysafe.orders.events.inbox.InboxRepository;
+import com.retrysafe.orders.payment.PaymentFinisher;
+import com.retrysafe.orders.payment.PaymentFinisher.ExternalOutcome;
+import com.retrysafe.orders.payment.PaymentFinisher.ExternalResult;
 
+import io.quarkus.runtime.Startup;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.reactive.messaging.rabbitmq.RabbitMQRejectMetadata;
 import io.vertx.core.json.JsonArray;
@@ -24,8 +32,14 @@ import io.vertx.mutiny.sqlclient.Pool;
  * Consumes {@code payment.result} messages (API.md section 9) idempotently: in one transaction the
  * message id is recorded in {@code inbox_message} and, only when it was new, the result is applied.
  * The message is acknowledged only after that commit, so a crash before the ack means a
- * redelivery, which finds the row and does nothing more.
+ * redelivery, which finds the row and does nothing more. The result is applied by
+ * {@link PaymentFinisher}, as the worker's would be; a result for a payment that already ended
+ * (or that does not exist) is recorded and changes nothing.
+ * <p>
+ * A bean from start-up on, so that {@code inbox_messages_total} has every result's series before
+ * the first message.
  */
+@Startup
 @ApplicationScoped
 public class PaymentResultConsumer {
 
@@ -35,19 +49,20 @@ public class PaymentResultConsumer {
 
     private final Pool pool;
     private final InboxRepository inbox;
-    private final PaymentResultApplier applier;
+    private final PaymentFinisher finisher;
     private final InboxMetrics metrics;
     private final InboxConfig config;
     private final ObjectMapper json;
 
-    public PaymentResultConsumer(Pool pool, InboxRepository inbox, PaymentResultApplier applier,
+    public PaymentResultConsumer(Pool pool, InboxRepository inbox, PaymentFinisher finisher,
             InboxMetrics metrics, InboxConfig config, ObjectMapper json) {
         this.pool = pool;
         this.inbox = inbox;
-        this.applier = applier;
+        this.finisher = finisher;
         this.metrics = metrics;
         this.config = config;
         this.json = json;
+        metrics.register(Arrays.stream(ExternalResult.values()).map(Enum::name).toList());
     }
 
     @Incoming(CHANNEL)
@@ -80,12 +95,17 @@ public class PaymentResultConsumer {
                 });
     }
 
-    /** Emits the applier's result, or {@link InboxMetrics#DUPLICATE} when the message id was seen before. */
+    /**
+     * Emits what applying the result did (an {@link ExternalResult}'s name), or
+     * {@link InboxMetrics#DUPLICATE} when the message id was seen before.
+     */
     Uni<String> applyOnce(PaymentResult result) {
-        return pool.withTransaction(tx -> inbox.record(tx, result).flatMap(first -> first
-                ? applier.apply(tx, result.paymentId(), result.outcome())
-                        .call(applied -> inbox.setResult(tx, result.messageId(), applied))
-                : Uni.createFrom().item(InboxMetrics.DUPLICATE)));
+        return pool.withTransaction(tx -> inbox.record(tx, result.messageId(), result.paymentId(), result.outcome())
+                .flatMap(first -> first
+                        ? finisher.applyExternalResult(tx, result.paymentId(), ExternalOutcome.valueOf(result.outcome()))
+                                .map(Enum::name)
+                                .call(applied -> inbox.setResult(tx, result.messageId(), applied))
+                        : Uni.createFrom().item(InboxMetrics.DUPLICATE)));
     }
 
     private static byte[] bytes(Object payload) {

@@ -1,4 +1,4 @@
-package com.retrysafe.orders.events.inbox;
+package com.retrysafe.orders.payment.events;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;

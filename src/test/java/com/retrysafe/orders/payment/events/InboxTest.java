@@ -1,10 +1,9 @@
-package com.retrysafe.orders.events;
+package com.retrysafe.orders.payment.events;
 
 import org.awaitility.Awaitility;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
-import java.net.URI;
 import java.time.Duration;
 import java.util.Map;
 import java.util.UUID;
@@ -164,8 +163,7 @@ class InboxTest {
                 .extract().jsonPath().getLong("paymentId");
         try (FakeProvider provider = FakeProvider.start()) {
             provider.script(payment, Answer.decline("card expired"));
-            PaymentWorker worker = workers.create("w-" + TestIds.key(),
-                    workers.provider(URI.create(provider.url()), Duration.ofSeconds(5)), workers.settings());
+            PaymentWorker worker = Payments.worker(workers, "w", provider, Duration.ofSeconds(5));
             worker.runOnce().await().atMost(Duration.ofSeconds(30));
         }
         assertEquals("DECLINED", Payments.payment(payment).get("status"), "the worker ended it first");
