@@ -27,6 +27,8 @@ import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.inject.Instance;
 import jakarta.interceptor.Interceptor;
 
+import org.eclipse.microprofile.config.ConfigProvider;
+import org.eclipse.microprofile.config.ConfigValue;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.flywaydb.core.Flyway;
 import org.jboss.logging.Logger;
@@ -81,7 +83,7 @@ public class SchemaAtStart {
     }
 
     void migrate(@Observes @Priority(Interceptor.Priority.PLATFORM_BEFORE - 1) StartupEvent event) {
-        if (!migrateAtStart) {
+        if (!migrateAtStart || flywayStartActionTurnedOff()) {
             return;
         }
         Optional<String> current = differences(HISTORY_TABLE);
@@ -91,6 +93,22 @@ public class SchemaAtStart {
         }
         LOG.infof("Running Flyway migrate (%s)", current.get());
         flyway.get().migrate();
+    }
+
+    /**
+     * Before this class, {@code QUARKUS_FLYWAY_MIGRATE_AT_START=false} was the way to start without
+     * migrating (a deployment whose migrations run elsewhere, a test without a database). It still
+     * is: application.properties sets that property false only so that Quarkus leaves the start to
+     * this class, so a false from any other source is someone asking for no migration.
+     */
+    private static boolean flywayStartActionTurnedOff() {
+        ConfigValue value = ConfigProvider.getConfig().getConfigValue("quarkus.flyway.migrate-at-start");
+        boolean turnedOff = "false".equalsIgnoreCase(value.getValue()) && value.getSourceName() != null
+                && !value.getSourceName().contains("application.properties");
+        if (turnedOff) {
+            LOG.infof("quarkus.flyway.migrate-at-start=false (%s): no migration at start", value.getSourceName());
+        }
+        return turnedOff;
     }
 
     /** Empty if {@code table} records exactly the packaged migrations; else why Flyway must run. */

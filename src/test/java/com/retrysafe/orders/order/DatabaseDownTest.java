@@ -31,7 +31,7 @@ class DatabaseDownTest {
                     "quarkus.datasource.reactive.url", "postgresql://127.0.0.1:1/orders",
                     "quarkus.datasource.jdbc.url", "jdbc:postgresql://127.0.0.1:1/orders",
                     "quarkus.datasource.username", "postgres",
-                    "schema.migrate-at-start", "false");
+                    "quarkus.flyway.migrate-at-start", "false");
         }
     }
 
