@@ -121,6 +121,8 @@ public class SchemaAtStart {
         }
         List<Applied> applied;
         try {
+            // Blocking on purpose: this runs on the main thread in the StartupEvent, before the HTTP
+            // server serves anything, as Flyway's own migrate does; never on an event loop.
             applied = pool.get().query("SELECT version, description, type, checksum, success FROM "
                     + table + " ORDER BY installed_rank").execute()
                     .map(rows -> {
