@@ -696,19 +696,22 @@ if ((PEER)); then
 fi
 
 # ------------------------------------------------------------------------------------------
-# The ceiling: pgbench running exactly the SQL of one order creation
+# The ceiling: pgbench running exactly the SQL of one order creation; then the floor: the least
+# SQL that writes a create's four rows (bench/floor.sql), which no design can go under
 # ------------------------------------------------------------------------------------------
 # -l (a line per transaction, for p50/p99) costs the ceiling a few per cent: only on request.
 PGBENCH_LOG_ARGS=()
 declare -A LAT_AVG
+for script in ceiling floor; do
 for c in $CONNECTIONS; do
-    out="$OUT/pgbench-c$c.txt"
+    out="$OUT/pgbench-$script-c$c.txt"
+    PGBENCH_LOG_ARGS=()
     [[ $CEILING_LATENCY != 1 ]] || PGBENCH_LOG_ARGS=(-l --log-prefix="$OUT/pgbench-log-c$c")
     checkpoint
     p0=$(pg_ticks)
     rc=0
     timeout --kill-after=10 $((DURATION + 120)) \
-        pgbench -h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER" -n -M prepared -f "$BENCH_DIR/ceiling.sql" \
+        pgbench -h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER" -n -M prepared -f "$BENCH_DIR/$script.sql" \
         -T "$DURATION" -c "$c" -j "$THREADS" "${PGBENCH_LOG_ARGS[@]}" "$DB" > "$out" 2>&1 || rc=$?
     p1=$(pg_ticks)
     tps=$(awk '/^tps = / { print $3; exit }' "$out")
@@ -734,10 +737,11 @@ for c in $CONNECTIONS; do
               printf "%.2f %.2f\n", v[i] / 1000, v[j] / 1000 }')
     rm -f "$OUT"/pgbench-log-c"$c".*
     pg_cpu=$(ms_per "$([[ -n $p0 ]] && echo $((p1 - p0)))" "$done_tx")
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "ceiling (pgbench)" "$c" \
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$script (pgbench)" "$c" \
         "$(printf '%.1f' "$tps")" "$p50" "$p99" "$errors" "$detail" "-" "-" "$pg_cpu" "-" "-" >> "$ROWS"
-    LAT_AVG[$c]=$lat_avg
-    log "$(printf '%-14s c=%-3s %9.1f tps    latency avg %s ms  p50 %s ms  p99 %s ms  errors %s' "pgbench" "$c" "$tps" "${lat_avg:--}" "$p50" "$p99" "$errors")"
+    [[ $script != ceiling ]] || LAT_AVG[$c]=$lat_avg
+    log "$(printf '%-14s c=%-3s %9.1f tps    latency avg %s ms  p50 %s ms  p99 %s ms  errors %s  PostgreSQL CPU %s ms/tx' "pgbench $script" "$c" "$tps" "${lat_avg:--}" "$p50" "$p99" "$errors" "$pg_cpu")"
+done
 done
 
 # ------------------------------------------------------------------------------------------
@@ -772,6 +776,13 @@ RESULTS="$OUT/results.md"
     for c in $CONNECTIONS; do
         echo "- create at $c connections: $(rps_of create "$c") req/s; ceiling (pgbench): $(rps_of 'ceiling (pgbench)' "$c") tps" \
             "(transaction latency average ${LAT_AVG[$c]:--} ms); replay: $(rps_of replay "$c") req/s"
+    done
+    echo
+    pg_cpu_of() { awk -F'\t' -v s="$1" -v c="$2" '$1 == s && $2 == c { print $10; exit }' "$ROWS"; }
+    for c in $CONNECTIONS; do
+        echo "- PostgreSQL CPU at $c connections: $(pg_cpu_of create "$c") ms per create through the service;" \
+            "$(pg_cpu_of 'ceiling (pgbench)' "$c") ms per transaction of our SQL (ceiling);" \
+            "$(pg_cpu_of 'floor (pgbench)' "$c") ms for the four rows in one statement (floor, $(rps_of 'floor (pgbench)' "$c") tps)"
     done
     echo
     line="**create ÷ ceiling:"
