@@ -88,7 +88,9 @@ public class IdempotencyRepository {
      * An accepted request (stored still PROCESSING: its work goes on after this transaction) gets
      * no expiry: its record lives as long as its work, and whoever ends the work gives it end +
      * retention (finishAccepted). The body is stored as the text that is sent (a text column):
-     * every replay sends these bytes.
+     * every replay sends these bytes. For a finished answer this changes no indexed column, so it is
+     * a HOT update, with no new index entry (V9: keep it so; an index on status, resource_id or the
+     * response would add one to every create).
      */
     private static final String COMPLETE = """
             UPDATE idempotency_record
@@ -126,28 +128,34 @@ public class IdempotencyRepository {
             """;
 
     /*
-     * The record that accepted a piece of work (an operation's resource, e.g. the PAY_ORDER record
-     * of a payment). It had no expiry while the work ran (API.md section 8: a record lives as long
-     * as its work); the final answer is kept for the retention from now, the moment the work ended.
-     * The body is stored as the text that replays send.
+     * The record that accepted a piece of work, found by its id, which the work kept from the
+     * claiming transaction (StepResult.accepted): by primary key, so the record needs no index on
+     * resource_id, and the update of every create (COMPLETE) stays HOT (V9). resource_id and the
+     * status still guard it: a record that has ended, or that a later request took over (a takeover
+     * resets resource_id), is never touched by old work. It had no expiry while the work ran
+     * (API.md section 8: a record lives as long as its work); the final answer is kept for the
+     * retention from now, the moment the work ended. The body is stored as the text that replays
+     * send.
      */
     private static final String FINISH_ACCEPTED = """
             UPDATE idempotency_record
-               SET status = $4, http_status = $5, response_json = $6, response_location = $7,
-                   updated_at = now(), expires_at = clock_timestamp() + $8 * interval '1 millisecond'
-             WHERE operation = $1 AND resource_id = $2 AND owner_id = $3
+               SET status = $5, http_status = $6, response_json = $7, response_location = $8,
+                   updated_at = now(), expires_at = clock_timestamp() + $9 * interval '1 millisecond'
+             WHERE id = $1 AND operation = $2 AND resource_id = $3 AND owner_id = $4
                AND status IN ('PROCESSING', 'FAILED_RETRYABLE')
             """;
 
-    /* Retried work's records go back to PROCESSING with it. */
+    /* Retried work's records go back to PROCESSING with it; $2 and $3 pair record ids with resource ids. */
     private static final String RESUME_ACCEPTED = """
-            UPDATE idempotency_record SET status = 'PROCESSING', updated_at = now()
-             WHERE operation = $1 AND resource_id = ANY($2) AND status = 'FAILED_RETRYABLE'
+            UPDATE idempotency_record r SET status = 'PROCESSING', updated_at = now()
+              FROM unnest($2::bigint[], $3::bigint[]) AS accepted (record_id, resource_id)
+             WHERE r.id = accepted.record_id AND r.operation = $1 AND r.resource_id = accepted.resource_id
+               AND r.status = 'FAILED_RETRYABLE'
             """;
 
     private static final String ACCEPTED_RETRYABLE = """
             UPDATE idempotency_record SET status = 'FAILED_RETRYABLE', updated_at = now()
-             WHERE operation = $1 AND resource_id = $2 AND status = 'PROCESSING'
+             WHERE id = $1 AND operation = $2 AND resource_id = $3 AND status = 'PROCESSING'
             """;
 
     public Uni<IdempotencyRecord> findLive(SqlClient client, IdempotentRequest request) {
@@ -205,28 +213,38 @@ public class IdempotencyRepository {
     }
 
     /**
-     * Ends the record that accepted {@code final.resourceId()} for this owner with its final answer,
-     * kept for {@code retention} from now; in the transaction that ends the work.
+     * Ends the record {@code recordId} that accepted {@code final.resourceId()} for this owner with
+     * its final answer, kept for {@code retention} from now; in the transaction that ends the work.
+     * Emits 0 when that record no longer waits for this work.
      */
-    public Uni<Integer> finishAccepted(SqlClient tx, Operation operation, long ownerId, RecordStatus status,
-            StoredResponse finalResponse, Duration retention) {
+    public Uni<Integer> finishAccepted(SqlClient tx, long recordId, Operation operation, long ownerId,
+            RecordStatus status, StoredResponse finalResponse, Duration retention) {
         return tx.preparedQuery(FINISH_ACCEPTED)
-                .execute(Tuple.from(new Object[] { operation.name(), finalResponse.resourceId(), ownerId,
+                .execute(Tuple.from(new Object[] { recordId, operation.name(), finalResponse.resourceId(), ownerId,
                         status.name(), finalResponse.status(), finalResponse.bodyJson(), finalResponse.location(),
                         retention.toMillis() }))
                 .map(RowSet::rowCount);
     }
 
-    /** The records of accepted work that is being tried again go back to PROCESSING. */
-    public Uni<Integer> resumeAccepted(SqlClient tx, Operation operation, Long[] resourceIds) {
+    /**
+     * The records of accepted work that is being tried again go back to PROCESSING.
+     *
+     * @param recordIds the records, each with the resource of its work at the same index in {@code resourceIds}
+     */
+    public Uni<Integer> resumeAccepted(SqlClient tx, Operation operation, Long[] recordIds, Long[] resourceIds) {
+        if (recordIds.length != resourceIds.length) {
+            throw new IllegalArgumentException(
+                    recordIds.length + " record ids for " + resourceIds.length + " resources");
+        }
         return tx.preparedQuery(RESUME_ACCEPTED)
-                .execute(Tuple.tuple().addString(operation.name()).addArrayOfLong(resourceIds))
+                .execute(Tuple.tuple().addString(operation.name()).addArrayOfLong(recordIds)
+                        .addArrayOfLong(resourceIds))
                 .map(RowSet::rowCount);
     }
 
     /** The record of accepted work whose attempt failed and will be retried: FAILED_RETRYABLE. */
-    public Uni<Integer> markAcceptedRetryable(SqlClient tx, Operation operation, long resourceId) {
-        return tx.preparedQuery(ACCEPTED_RETRYABLE).execute(Tuple.of(operation.name(), resourceId))
+    public Uni<Integer> markAcceptedRetryable(SqlClient tx, long recordId, Operation operation, long resourceId) {
+        return tx.preparedQuery(ACCEPTED_RETRYABLE).execute(Tuple.of(recordId, operation.name(), resourceId))
                 .map(RowSet::rowCount);
     }
 

@@ -82,19 +82,19 @@ public class IdempotencyService {
      *        it must use only the connection it is given
      */
     public Uni<IdempotentResponse> execute(IdempotentRequest request, Function<SqlConnection, Uni<StepResult>> step) {
-        return execute(request, step, null);
+        return execute(request, (tx, recordId) -> step.apply(tx), null);
     }
 
     /**
      * For an operation whose step may end {@link StepResult#accepted accepted}: a duplicate that
      * finds the accepted request still unfinished is answered by {@code inProgress} (counted as
-     * replayed) instead of waiting and getting {@code 409 request-in-progress}.
+     * replayed) instead of waiting and getting {@code 409 request-in-progress}. The step is told
+     * the claimed record's id, which accepted work keeps to end the record by.
      *
      * @param inProgress null for operations that never accept (a PROCESSING record then always
      *        means a request still running)
      */
-    public Uni<IdempotentResponse> execute(IdempotentRequest request, Function<SqlConnection, Uni<StepResult>> step,
-            InProgressReplay inProgress) {
+    public Uni<IdempotentResponse> execute(IdempotentRequest request, ClaimedStep step, InProgressReplay inProgress) {
         return Uni.createFrom().deferred(() -> {
             long started = System.nanoTime();
             return cache.lookup(request)
@@ -107,8 +107,8 @@ public class IdempotencyService {
     }
 
     /** Step 1, then step 2 if the key is free; both again if the record met is gone meanwhile. */
-    private Uni<Answer> readThenClaim(IdempotentRequest request, Function<SqlConnection, Uni<StepResult>> step,
-            InProgressReplay inProgress, HolderWait holderWait, int attempt) {
+    private Uni<Answer> readThenClaim(IdempotentRequest request, ClaimedStep step, InProgressReplay inProgress,
+            HolderWait holderWait, int attempt) {
         return readLiveRecord(request)
                 .flatMap(read -> switch (read) {
                     case KeyFree free -> claimUnderMarker(request, step, holderWait);
@@ -125,7 +125,7 @@ public class IdempotencyService {
     }
 
     /** From what steps 1 and 2 found to the request's answer. */
-    private Uni<Answer> settle(IdempotentRequest request, Function<SqlConnection, Uni<StepResult>> step,
+    private Uni<Answer> settle(IdempotentRequest request, ClaimedStep step,
             InProgressReplay inProgress, HolderWait holderWait, int attempt, Found found) {
         return switch (found) {
             case Answer answer -> Uni.createFrom().item(answer);
@@ -162,8 +162,7 @@ public class IdempotencyService {
      * the database. Whoever got there first (a marker, live or stale) only makes this claim not
      * wait: the database still decides who executes.
      */
-    private Uni<Found> claimUnderMarker(IdempotentRequest request, Function<SqlConnection, Uni<StepResult>> step,
-            HolderWait holderWait) {
+    private Uni<Found> claimUnderMarker(IdempotentRequest request, ClaimedStep step, HolderWait holderWait) {
         if (holderWait == HolderWait.NONE) {
             // Another request's marker was there before step 1: ours could not be set.
             return claimingTransaction(request, step, holderWait)
@@ -182,8 +181,7 @@ public class IdempotencyService {
      * commits. A claim that loses reads the winner instead; one that waited past the in-flight
      * wait (or was told not to wait) is a request in progress.
      */
-    private Uni<Found> claimingTransaction(IdempotentRequest request, Function<SqlConnection, Uni<StepResult>> step,
-            HolderWait holderWait) {
+    private Uni<Found> claimingTransaction(IdempotentRequest request, ClaimedStep step, HolderWait holderWait) {
         // The server bounds every statement; this client-side bound is only for a server that has
         // stopped answering, so it leaves room for the longest legitimate wait. Past it the answer
         // is true either way: 503 when COMMIT was never sent (and now never will be), outcome
@@ -192,8 +190,9 @@ public class IdempotencyService {
         // The SQL client traces statements, not COMMIT: a span of its own keeps it in the trace.
         return BoundedTransaction.run(pool, limit,
                 tx -> repository.claim(tx, request, config.retention(), holderWait).flatMap(claim -> claim != null
-                        ? step.apply(tx).flatMap(result -> repository.complete(tx, claim.recordId(), result)
-                                .map(stored -> ProtocolRules.executed(claim, result, stored)))
+                        ? step.run(tx, claim.recordId())
+                                .flatMap(result -> repository.complete(tx, claim.recordId(), result)
+                                        .map(stored -> ProtocolRules.executed(claim, result, stored)))
                         // Lost to a live record: under READ COMMITTED this read sees the committed winner.
                         : repository.findLive(tx, request)
                                 .map(winner -> ProtocolRules.afterLostClaim(winner, request.fingerprint()))),

@@ -141,7 +141,7 @@ public class PaymentFinisher {
                 : Uni.createFrom().item(0);
         return payments.setFinal(tx, paymentId, ending.name(), chargeId, truncate(reason))
                 .flatMap(ignored -> order)
-                .flatMap(ignored -> records.finishAccepted(tx, Operation.PAY_ORDER, locked.ownerId(),
+                .flatMap(ignored -> records.finishAccepted(tx, locked.recordId(), Operation.PAY_ORDER, locked.ownerId(),
                         ending == PaymentStatus.PAID ? RecordStatus.SUCCEEDED : RecordStatus.FAILED_FINAL,
                         finalAnswer(body, ending), retention))
                 .flatMap(ignored -> listener.paymentFinal(tx, body, locked.ownerId()));

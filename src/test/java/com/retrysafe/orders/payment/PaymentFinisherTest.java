@@ -4,8 +4,10 @@ import static org.awaitility.Awaitility.await;
 import static com.retrysafe.orders.support.Payments.body;
 import static org.hamcrest.Matchers.equalTo;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 
 import java.time.Duration;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -18,6 +20,7 @@ import com.retrysafe.orders.payment.PaymentFinisher.ExternalOutcome;
 import com.retrysafe.orders.payment.PaymentFinisher.ExternalResult;
 import com.retrysafe.orders.payment.worker.PaymentWorker;
 import com.retrysafe.orders.payment.worker.PaymentWorkers;
+import com.retrysafe.orders.support.Db;
 import com.retrysafe.orders.support.FakeProvider;
 import com.retrysafe.orders.support.FakeProvider.Answer;
 import com.retrysafe.orders.support.Payments;
@@ -64,6 +67,31 @@ class PaymentFinisherTest {
         assertEquals("SUCCEEDED", Payments.record(owner, key).get("status"));
 
         assertEquals(ExternalResult.UNKNOWN_PAYMENT, apply(Long.MAX_VALUE - TestIds.sku(), ExternalOutcome.SUCCEEDED));
+    }
+
+    /**
+     * The final write finds the record by the id its task keeps, and still only while the record
+     * is this payment's and unfinished: a record that has moved on (here made to look as if a later
+     * request had taken the key over) is left as it is.
+     */
+    @Test
+    void theFinalWriteLeavesARecordThatNoLongerBelongsToThePayment() {
+        long owner = TestIds.owner();
+        long orderId = Payments.order(owner);
+        String key = TestIds.key();
+        long paymentId = Payments.pay(owner, orderId, key, body(804, "CNY")).then().statusCode(202)
+                .extract().jsonPath().getLong("paymentId");
+        Object recordId = Payments.task(paymentId).get("record_id");
+        assertEquals(Payments.record(owner, key).get("id"), recordId);
+        Db.update("UPDATE idempotency_record SET resource_id = NULL, http_status = NULL, response_json = NULL "
+                + "WHERE id = ?", recordId);
+
+        assertEquals(ExternalResult.APPLIED, apply(paymentId, ExternalOutcome.SUCCEEDED));
+        assertEquals("PAID", Payments.payment(paymentId).get("status"));
+        Map<String, Object> record = Payments.record(owner, key);
+        assertEquals("PROCESSING", record.get("status"), "not this payment's record any more");
+        assertNull(record.get("resource_id"));
+        assertNull(record.get("http_status"));
     }
 
     @Test

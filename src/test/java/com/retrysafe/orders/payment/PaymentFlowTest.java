@@ -67,6 +67,8 @@ class PaymentFlowTest {
                 .body("currency", equalTo("CNY"));
         long paymentId = accepted.jsonPath().getLong("paymentId");
         assertEquals("/api/payments/" + paymentId, accepted.header("Location"));
+        assertEquals(Payments.record(owner, key).get("id"), Payments.task(paymentId).get("record_id"),
+                "the task names the record that accepted it, which its final write updates by id");
 
         assertEquals("PAID", Payments.awaitFinal(paymentId));
 

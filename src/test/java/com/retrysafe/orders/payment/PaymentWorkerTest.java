@@ -210,6 +210,53 @@ class PaymentWorkerTest {
         assertEquals("SUCCEEDED", Payments.record(owner, key).get("status"));
     }
 
+    /**
+     * A payment's record follows its task through retries (API.md section 8): FAILED_RETRYABLE while
+     * the task waits for its next attempt, PROCESSING again once a worker claims it. The record is
+     * found by the id its task keeps; two tasks claimed in one round each move their own record.
+     */
+    @Test
+    void retriedPaymentsRecordsFollowTheirTasksInOneRound() throws Exception {
+        long owner = TestIds.owner();
+        List<Long> paymentIds = new ArrayList<>();
+        List<String> keys = new ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            long orderId = Payments.order(owner);
+            String key = TestIds.key();
+            keys.add(key);
+            long paymentId = Payments.pay(owner, orderId, key, body(960 + i, "CNY")).then().statusCode(202)
+                    .extract().jsonPath().getLong("paymentId");
+            paymentIds.add(paymentId);
+            provider.script(paymentId, Answer.status(503), Answer.slowSuccess(Duration.ofMillis(3000)));
+        }
+        // A long backoff: the second attempts wait until the test makes both due at once.
+        PaymentWorker worker = worker("w", Duration.ofSeconds(10),
+                workers.settings().withBackoff(Duration.ofMinutes(5), Duration.ofMinutes(5)));
+
+        runUntil(worker, Duration.ofSeconds(30), "both first attempts to fail", () -> paymentIds.stream()
+                .allMatch(id -> "FAILED_RETRYABLE".equals(Payments.task(id).get("state"))));
+        for (int i = 0; i < 2; i++) {
+            assertEquals("FAILED_RETRYABLE", Payments.record(owner, keys.get(i)).get("status"));
+            // Due before any other test's leftover task, so the next round claims both together.
+            Db.update("UPDATE payment_task SET due_at = now() - interval '1 day' WHERE payment_id = ?",
+                    paymentIds.get(i));
+        }
+
+        CompletableFuture<Integer> round = CompletableFuture.supplyAsync(
+                () -> worker.runOnce().await().atMost(Duration.ofSeconds(30)), THREADS);
+        for (int i = 0; i < 2; i++) {
+            awaitCalls(paymentIds.get(i), 2);
+            assertEquals("PROCESSING", Payments.task(paymentIds.get(i)).get("state"));
+            assertEquals("PROCESSING", Payments.record(owner, keys.get(i)).get("status"), "resumed with its task");
+        }
+        round.get(30, TimeUnit.SECONDS);
+        for (int i = 0; i < 2; i++) {
+            assertEquals("PAID", Payments.payment(paymentIds.get(i)).get("status"));
+            assertEquals(2, Payments.task(paymentIds.get(i)).get("attempts"));
+            assertEquals("SUCCEEDED", Payments.record(owner, keys.get(i)).get("status"));
+        }
+    }
+
     @Test
     void anExpiredLeaseIsTakenOverAndTheStaleWorkersWriteIsFencedOff() throws Exception {
         long owner = TestIds.owner();

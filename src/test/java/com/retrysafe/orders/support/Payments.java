@@ -96,12 +96,12 @@ public final class Payments {
     }
 
     public static Map<String, Object> task(long paymentId) {
-        return Db.row("SELECT state, attempts, lease_owner, lease_until, fencing_token, last_error "
+        return Db.row("SELECT state, attempts, lease_owner, lease_until, fencing_token, last_error, record_id "
                 + "FROM payment_task WHERE payment_id = ?", paymentId);
     }
 
     public static Map<String, Object> record(long owner, String key) {
-        return Db.row("SELECT status, http_status, resource_id, response_json::text AS response_json, "
+        return Db.row("SELECT id, status, http_status, resource_id, response_json::text AS response_json, "
                 + "response_location FROM idempotency_record "
                 + "WHERE owner_id = ? AND operation = 'PAY_ORDER' AND idempotency_key = ?", owner, key);
     }

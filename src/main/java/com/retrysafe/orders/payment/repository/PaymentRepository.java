@@ -26,8 +26,9 @@ public class PaymentRepository {
             """;
 
     /*
-     * The payment and its task in one round trip; the task is due at once, and carries the trace
-     * context of the accepting request for the worker to continue.
+     * The payment and its task in one round trip; the task is due at once, names the PAY_ORDER
+     * record that accepted it (which its later writes update by primary key, V9), and carries the
+     * trace context of the accepting request for the worker to continue.
      */
     private static final String INSERT_WITH_TASK = """
             WITH created AS (
@@ -35,7 +36,8 @@ public class PaymentRepository {
                 VALUES ($1, $2, 'PENDING', $3, $4)
                 RETURNING id, order_id, status, amount, currency
             ), task AS (
-                INSERT INTO payment_task (payment_id, state, trace_parent) SELECT id, 'PROCESSING', $5 FROM created
+                INSERT INTO payment_task (payment_id, state, record_id, trace_parent)
+                SELECT id, 'PROCESSING', $5, $6 FROM created
             )
             SELECT id, order_id, status, amount, currency FROM created
             """;
@@ -48,8 +50,15 @@ public class PaymentRepository {
             SELECT id, order_id, status, amount, currency FROM payment WHERE id = $1
             """;
 
+    /*
+     * Locks the payment alone; its task's record_id is set once, when both are inserted, so it is
+     * read without a lock. Every payment has its task (they are inserted together).
+     */
     private static final String LOCK = """
-            SELECT id, order_id, owner_id, status, amount, currency FROM payment WHERE id = $1 FOR UPDATE
+            SELECT p.id, p.order_id, p.owner_id, p.status, p.amount, p.currency, t.record_id
+              FROM payment p JOIN payment_task t ON t.payment_id = p.id
+             WHERE p.id = $1
+               FOR UPDATE OF p
             """;
 
     private static final String SET_FINAL = """
@@ -57,8 +66,12 @@ public class PaymentRepository {
              WHERE id = $1 AND status = 'PENDING'
             """;
 
-    /** A payment locked for its final write. */
-    public record LockedPayment(PaymentBody body, long ownerId) {
+    /**
+     * A payment locked for its final write.
+     *
+     * @param recordId the PAY_ORDER idempotency record that accepted it
+     */
+    public record LockedPayment(PaymentBody body, long ownerId, long recordId) {
     }
 
     public Uni<Boolean> hasActivePayment(SqlClient tx, long orderId) {
@@ -66,12 +79,15 @@ public class PaymentRepository {
                 .map(Rows.firstOrNull(row -> row.getBoolean("active_payment")));
     }
 
-    /** @param traceParent the accepting request's W3C traceparent; null outside a trace */
+    /**
+     * @param recordId the idempotency record that claimed the request, in this transaction
+     * @param traceParent the accepting request's W3C traceparent; null outside a trace
+     */
     public Uni<PaymentBody> insertWithTask(SqlClient tx, long orderId, long ownerId, long amount, String currency,
-            String traceParent) {
+            long recordId, String traceParent) {
         return tx.preparedQuery(INSERT_WITH_TASK)
                 .execute(Tuple.tuple().addLong(orderId).addLong(ownerId).addLong(amount).addString(currency)
-                        .addString(traceParent))
+                        .addLong(recordId).addString(traceParent))
                 .map(Rows.firstOrNull(PaymentBody::from));
     }
 
@@ -86,7 +102,8 @@ public class PaymentRepository {
     /** Emits null for an unknown payment. */
     public Uni<LockedPayment> lock(SqlClient tx, long paymentId) {
         return tx.preparedQuery(LOCK).execute(Tuple.of(paymentId))
-                .map(Rows.firstOrNull(row -> new LockedPayment(PaymentBody.from(row), row.getLong("owner_id"))));
+                .map(Rows.firstOrNull(row -> new LockedPayment(PaymentBody.from(row), row.getLong("owner_id"),
+                        row.getLong("record_id"))));
     }
 
     public Uni<Integer> setFinal(SqlClient tx, long paymentId, String status, String chargeId, String declineReason) {

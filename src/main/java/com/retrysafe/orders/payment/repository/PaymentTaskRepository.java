@@ -7,6 +7,8 @@ import java.util.UUID;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
+import com.retrysafe.orders.db.Rows;
+
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Row;
 import io.vertx.mutiny.sqlclient.RowSet;
@@ -45,8 +47,9 @@ public class PaymentTaskRepository {
                    updated_at = now()
               FROM due, payment p
              WHERE t.payment_id = due.payment_id AND p.id = due.payment_id
-            RETURNING t.payment_id, t.fencing_token, t.attempts, p.order_id, p.amount, p.currency, p.provider_key,
-                      due.lease_owner AS previous_owner, due.lease_until IS NOT NULL AS had_lease, t.trace_parent
+            RETURNING t.payment_id, t.record_id, t.fencing_token, t.attempts, p.order_id, p.amount, p.currency,
+                      p.provider_key, due.lease_owner AS previous_owner, due.lease_until IS NOT NULL AS had_lease,
+                      t.trace_parent
             """;
 
     private static final String HEARTBEAT = """
@@ -55,11 +58,13 @@ public class PaymentTaskRepository {
              WHERE payment_id = $1 AND fencing_token = $2 AND state = 'PROCESSING'
             """;
 
+    /* Returns the task's record, which goes FAILED_RETRYABLE with it in the same transaction. */
     private static final String RESCHEDULE = """
             UPDATE payment_task
                SET state = 'FAILED_RETRYABLE', due_at = now() + $3 * interval '1 millisecond',
                    lease_owner = NULL, lease_until = NULL, last_error = $4, updated_at = now()
              WHERE payment_id = $1 AND fencing_token = $2 AND state = 'PROCESSING'
+            RETURNING record_id
             """;
 
     /* $2 null: a result from outside the worker, which ends the task whoever holds it. */
@@ -82,13 +87,15 @@ public class PaymentTaskRepository {
     /**
      * A task this worker now holds, with what the provider call needs.
      *
+     * @param recordId the PAY_ORDER idempotency record that accepted the payment
      * @param traceParent the accepting request's W3C traceparent, which the attempt continues; null if none
      */
-    public record ClaimedTask(long paymentId, long fencingToken, int attempts, long orderId, long amount,
-            String currency, UUID providerKey, String previousOwner, boolean hadLease, String traceParent) {
+    public record ClaimedTask(long paymentId, long recordId, long fencingToken, int attempts, long orderId,
+            long amount, String currency, UUID providerKey, String previousOwner, boolean hadLease,
+            String traceParent) {
 
         static ClaimedTask from(Row row) {
-            return new ClaimedTask(row.getLong("payment_id"), row.getLong("fencing_token"),
+            return new ClaimedTask(row.getLong("payment_id"), row.getLong("record_id"), row.getLong("fencing_token"),
                     row.getInteger("attempts"), row.getLong("order_id"), row.getLong("amount"),
                     row.getString("currency"), row.getUUID("provider_key"), row.getString("previous_owner"),
                     row.getBoolean("had_lease"), row.getString("trace_parent"));
@@ -115,10 +122,13 @@ public class PaymentTaskRepository {
                 .map(rows -> rows.rowCount() == 1);
     }
 
-    /** Emits false when the fencing token is no longer current: nothing was written. */
-    public Uni<Boolean> reschedule(SqlClient tx, long paymentId, long fencingToken, Duration delay, String error) {
+    /**
+     * Emits the id of the task's idempotency record, or null when the fencing token is no longer
+     * current: nothing was written.
+     */
+    public Uni<Long> reschedule(SqlClient tx, long paymentId, long fencingToken, Duration delay, String error) {
         return tx.preparedQuery(RESCHEDULE).execute(Tuple.of(paymentId, fencingToken, delay.toMillis(), error))
-                .map(rows -> rows.rowCount() == 1);
+                .map(Rows.firstOrNull(row -> row.getLong("record_id")));
     }
 
     /** Emits false when the task is already final or, with a token, held under another token. */

@@ -66,14 +66,17 @@ public class PaymentService {
                 .field("currency", currency)
                 .sha256();
         IdempotentRequest request = new IdempotentRequest(Operation.PAY_ORDER, ownerId, key, fingerprint);
-        return idempotency.execute(request, tx -> accept(tx, ownerId, orderId, amount, currency), this::current);
+        return idempotency.execute(request, (tx, recordId) -> accept(tx, recordId, ownerId, orderId, amount, currency),
+                this::current);
     }
 
     /**
      * Another owner's order, or an order paid or being paid, fails the step: the transaction and
-     * the key's claim roll back, so nothing is recorded and the key stays free.
+     * the key's claim roll back, so nothing is recorded and the key stays free. The task keeps the
+     * claimed record's id: the payment's later writes find the record by it.
      */
-    private Uni<StepResult> accept(SqlConnection tx, long ownerId, long orderId, long amount, String currency) {
+    private Uni<StepResult> accept(SqlConnection tx, long recordId, long ownerId, long orderId, long amount,
+            String currency) {
         // Sent together, one round trip; statements on one connection run in order, so the order is
         // locked before its payments are read, and a failure of the lock arrives first.
         return Uni.combine().all()
@@ -87,7 +90,7 @@ public class PaymentService {
                     }
                     return orderId;
                 })
-                .flatMap(payable -> payments.insertWithTask(tx, payable, ownerId, amount, currency,
+                .flatMap(payable -> payments.insertWithTask(tx, payable, ownerId, amount, currency, recordId,
                         TraceContext.current()))
                 .onFailure(failure -> DatabaseErrors.hasSqlState(failure, UNIQUE_VIOLATION))
                 .transform(failure -> alreadyPaid(orderId))

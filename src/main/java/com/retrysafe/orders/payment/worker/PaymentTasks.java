@@ -34,8 +34,9 @@ public class PaymentTasks {
             if (claimed.isEmpty()) {
                 return Uni.createFrom().item(claimed);
             }
-            Long[] ids = claimed.stream().map(ClaimedTask::paymentId).toArray(Long[]::new);
-            return records.resumeAccepted(tx, Operation.PAY_ORDER, ids).replaceWith(claimed);
+            Long[] recordIds = claimed.stream().map(ClaimedTask::recordId).toArray(Long[]::new);
+            Long[] paymentIds = claimed.stream().map(ClaimedTask::paymentId).toArray(Long[]::new);
+            return records.resumeAccepted(tx, Operation.PAY_ORDER, recordIds, paymentIds).replaceWith(claimed);
         });
     }
 
@@ -47,8 +48,8 @@ public class PaymentTasks {
     /** Emits false when the fencing token is no longer current: nothing was written. */
     public Uni<Boolean> reschedule(SqlClient tx, long paymentId, long fencingToken, Duration delay, String error) {
         return tasks.reschedule(tx, paymentId, fencingToken, delay, error)
-                .flatMap(written -> written
-                        ? records.markAcceptedRetryable(tx, Operation.PAY_ORDER, paymentId).replaceWith(true)
+                .flatMap(recordId -> recordId != null
+                        ? records.markAcceptedRetryable(tx, recordId, Operation.PAY_ORDER, paymentId).replaceWith(true)
                         : Uni.createFrom().item(false));
     }
 }
