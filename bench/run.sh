@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Benchmark of POST /api/orders against the local PostgreSQL, with a pgbench ceiling and a
-# correctness check of the database afterwards. See bench/README.md.
+# Benchmark of POST /api/orders against the local PostgreSQL, with a pgbench ceiling (our SQL), a
+# pgbench floor (bench/floor.sql) and a correctness check of the database afterwards. See bench/README.md.
 #
 #   bench/run.sh [--build]
 #   PEER=1 bench/run.sh      # and the same scenarios on the seed's design (the Spring peer), side by side
