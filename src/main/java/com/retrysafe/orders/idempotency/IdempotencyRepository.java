@@ -34,42 +34,55 @@ public class IdempotencyRepository {
             """;
 
     /*
-     * Claims the key in one statement: a new row, or the takeover of an expired finished one. A
-     * live row, or one whose work is still running, is left as it is and nothing is returned. If
-     * another transaction holds the key uncommitted, this waits on the unique index until that one
-     * ends (bounded by lock_timeout), then sees its outcome.
-     *
-     * "audited" sends an expired record the claim is about to take over to the audit trail first,
-     * as the cleanup would have. The one-time filter reads it, so it runs, and locks the row, before
-     * the INSERT looks at the key (left unread, a data-modifying CTE would run after the takeover
-     * and find the row already changed). FOR UPDATE makes a second claimer wait there and then
-     * find the row live (taken over), so a record is audited once; like the takeover, it reads
-     * finished records only: one whose work is still running never expires.
+     * Claims a free key. If another transaction holds the key uncommitted, this waits on the
+     * unique index until that one ends (bounded by lock_timeout), then sees its outcome. A key
+     * with a committed record is left alone: DO NOTHING takes no row lock and writes nothing, so a
+     * duplicate that lost (a retry that came while its original ran) reads the winner in a
+     * transaction that stays read-only, with no WAL flush at its COMMIT. (DO UPDATE ... WHERE, the
+     * takeover in the same statement, locked the winner's row first: every such duplicate wrote a
+     * tuple lock and flushed it.) An expired record in the way is taken over by TAKE_OVER_EXPIRED.
      *
      * RETURNING lifts the lock bound for the rest of the transaction, once the key is ours: its
-     * statements are limited by statement_timeout (idempotency.db-timeout) alone. One statement
-     * instead of three (audit, claim, SET LOCAL): PostgreSQL's work per create is what bounds the
-     * creates per second on a small machine (bench/README.md).
+     * statements are limited by statement_timeout (idempotency.db-timeout) alone. In one statement
+     * with the claim: PostgreSQL's work per create is what bounds the creates per second on a small
+     * machine (bench/README.md).
      */
     private static final String CLAIM = """
-            WITH audited AS (
-                INSERT INTO idempotency_audit (owner_id, operation, idempotency_key, request_hash, status,
-                                               http_status, resource_id, created_at, completed_at, expired_at)
-                SELECT owner_id, operation, idempotency_key, request_hash, status, http_status, resource_id,
+            INSERT INTO idempotency_record (owner_id, operation, idempotency_key, request_hash, status, expires_at)
+            VALUES ($1, $2, $3, $4, 'PROCESSING', now() + $5::bigint * interval '1 millisecond')
+            ON CONFLICT (owner_id, operation, idempotency_key) DO NOTHING
+            RETURNING id, (extract(epoch FROM expires_at) * 1000)::bigint AS expires_at_ms,
+                      set_config('lock_timeout', '0', true) AS lock_bound_lifted
+            """;
+
+    /*
+     * The takeover of an expired, finished record that the cleanup has not deleted yet: the key is
+     * free again (API.md section 2). "expired" locks the row (FOR UPDATE) and, read twice, is
+     * evaluated once, so the audit row (API.md section 10, as the cleanup would have written) and
+     * the takeover both come from the version it locked. A second claimer waits on that lock
+     * (bounded by lock_timeout) and then finds the row live: it takes nothing over and audits
+     * nothing, so a record is audited once. Like the cleanup, it reads finished records only: one
+     * whose work is still running never expires. Nothing comes back when there is no such record
+     * (any more).
+     */
+    private static final String TAKE_OVER_EXPIRED = """
+            WITH expired AS (
+                SELECT id, owner_id, operation, idempotency_key, request_hash, status, http_status, resource_id,
                        created_at, updated_at, expires_at
                   FROM idempotency_record
                  WHERE owner_id = $1 AND operation = $2 AND idempotency_key = $3
                    AND expires_at <= now()
                    AND status IN ('SUCCEEDED', 'FAILED_FINAL')
                    FOR UPDATE
-                RETURNING 1
+            ), audited AS (
+                INSERT INTO idempotency_audit (owner_id, operation, idempotency_key, request_hash, status,
+                                               http_status, resource_id, created_at, completed_at, expired_at)
+                SELECT owner_id, operation, idempotency_key, request_hash, status, http_status, resource_id,
+                       created_at, updated_at, expires_at
+                  FROM expired
             )
-            INSERT INTO idempotency_record (owner_id, operation, idempotency_key, request_hash, status, expires_at)
-            SELECT $1::bigint, $2::varchar, $3::varchar, $4::text, 'PROCESSING',
-                   now() + $5::bigint * interval '1 millisecond'
-             WHERE (SELECT count(*) FROM audited) >= 0
-            ON CONFLICT (owner_id, operation, idempotency_key) DO UPDATE
-               SET request_hash = EXCLUDED.request_hash,
+            UPDATE idempotency_record r
+               SET request_hash = $4,
                    status = 'PROCESSING',
                    http_status = NULL,
                    response_json = NULL,
@@ -77,10 +90,10 @@ public class IdempotencyRepository {
                    resource_id = NULL,
                    created_at = now(),
                    updated_at = now(),
-                   expires_at = EXCLUDED.expires_at
-             WHERE idempotency_record.expires_at <= now()
-               AND idempotency_record.status IN ('SUCCEEDED', 'FAILED_FINAL')
-            RETURNING id, (extract(epoch FROM expires_at) * 1000)::bigint AS expires_at_ms,
+                   expires_at = now() + $5::bigint * interval '1 millisecond'
+              FROM expired
+             WHERE r.id = expired.id
+            RETURNING r.id, (extract(epoch FROM r.expires_at) * 1000)::bigint AS expires_at_ms,
                       set_config('lock_timeout', '0', true) AS lock_bound_lifted
             """;
 
@@ -169,9 +182,10 @@ public class IdempotencyRepository {
     }
 
     /**
-     * Claims the key inside the caller's transaction. Emits the claim when this request now owns
-     * the key, {@code null} when a live record exists, and fails with
-     * {@link InFlightWaitExpired} when another request held the key longer than the in-flight wait.
+     * Claims a free key inside the caller's transaction. Emits the claim when this request now owns
+     * the key, {@code null} when a committed record is there (live, or expired and left for
+     * {@link #takeOverExpired}), and fails with {@link InFlightWaitExpired} when another request
+     * held the key longer than the in-flight wait.
      *
      * @param holderWait how long a key held by another request's open transaction is waited for
      */
@@ -181,13 +195,26 @@ public class IdempotencyRepository {
         // once the key is taken. 1 ms, not 0: lock_timeout = 0 means no bound at all.
         Uni<?> failFastIfHeld = holderWait == HolderWait.IN_FLIGHT_WAIT ? NOTHING_TO_SET
                 : tx.query("SET LOCAL lock_timeout = 1").execute();
-        Uni<Claim> claim = tx.preparedQuery(CLAIM)
+        Uni<Claim> claim = claimWith(tx, CLAIM, request, retention);
+        return Uni.combine().all().unis(failFastIfHeld, claim).with((ignored, claimed) -> claimed);
+    }
+
+    /**
+     * Takes over the key's expired, finished record, auditing it, inside the caller's transaction:
+     * emits the claim, or {@code null} when there is no such record (another request took it over,
+     * or the cleanup deleted it). Waits for, and fails like, {@link #claim}.
+     */
+    public Uni<Claim> takeOverExpired(SqlConnection tx, IdempotentRequest request, Duration retention) {
+        return claimWith(tx, TAKE_OVER_EXPIRED, request, retention);
+    }
+
+    private static Uni<Claim> claimWith(SqlConnection tx, String sql, IdempotentRequest request, Duration retention) {
+        return tx.preparedQuery(sql)
                 .execute(Tuple.of(request.ownerId(), request.operation().name(), request.key().value(),
                         request.fingerprint(), retention.toMillis()))
                 .map(Rows.firstOrNull(row -> new Claim(row.getLong("id"), row.getLong("expires_at_ms"))))
                 .onFailure(failure -> DatabaseErrors.hasSqlState(failure, DatabaseErrors.LOCK_NOT_AVAILABLE))
                 .transform(failure -> new InFlightWaitExpired());
-        return Uni.combine().all().unis(failFastIfHeld, claim).with((ignored, claimed) -> claimed);
     }
 
     /**

@@ -39,8 +39,9 @@ import io.vertx.mutiny.sqlclient.SqlConnection;
  * <li>{@code readLiveRecord}, one indexed read: a live record with this fingerprint is replayed,
  * another fingerprint is a conflict (no transaction, no write);</li>
  * <li>{@code claimingTransaction}, otherwise, in one transaction: claim the key ({@code INSERT ...
- * ON CONFLICT}), run the step, store its response, commit. A claim that loses reads the winner's
- * committed record instead.</li>
+ * ON CONFLICT DO NOTHING}), run the step, store its response, commit. A claim that loses reads the
+ * winner's committed record instead, without locking it; an expired record in the way is taken
+ * over (and audited) instead.</li>
  * </ol>
  * Any failure rolls the whole transaction back, claim included, so a retry with the same key is
  * always safe.
@@ -190,15 +191,31 @@ public class IdempotencyService {
         // The SQL client traces statements, not COMMIT: a span of its own keeps it in the trace.
         return BoundedTransaction.run(pool, limit,
                 tx -> repository.claim(tx, request, config.retention(), holderWait).flatMap(claim -> claim != null
-                        ? step.run(tx, claim.recordId())
-                                .flatMap(result -> repository.complete(tx, claim.recordId(), result)
-                                        .map(stored -> ProtocolRules.executed(claim, result, stored)))
-                        // Lost to a live record: under READ COMMITTED this read sees the committed winner.
-                        : repository.findLive(tx, request)
-                                .map(winner -> ProtocolRules.afterLostClaim(winner, request.fingerprint()))),
+                        ? runClaimed(tx, claim, step)
+                        // A committed record is there: under READ COMMITTED this read sees it.
+                        : repository.findLive(tx, request).flatMap(winner -> winner != null
+                                ? Uni.createFrom().item(ProtocolRules.afterLostClaim(winner, request.fingerprint()))
+                                : takeOverExpired(tx, request, step))),
                 commit -> traced.clientCall("COMMIT", "COMMIT", commit))
                 .onFailure(IdempotencyRepository.InFlightWaitExpired.class)
                 .recoverWithItem(ProtocolRules::heldByAnother);
+    }
+
+    /**
+     * The record in the way is not live: it expired (and is taken over, rare: the cleanup deletes
+     * expired records) or was deleted meanwhile, when the request goes again.
+     */
+    private Uni<Found> takeOverExpired(SqlConnection tx, IdempotentRequest request, ClaimedStep step) {
+        return repository.takeOverExpired(tx, request, config.retention())
+                .flatMap(claim -> claim != null
+                        ? runClaimed(tx, claim, step)
+                        : Uni.createFrom().item(ProtocolRules.afterLostClaim(null, request.fingerprint())));
+    }
+
+    private Uni<Found> runClaimed(SqlConnection tx, IdempotencyRepository.Claim claim, ClaimedStep step) {
+        return step.run(tx, claim.recordId())
+                .flatMap(result -> repository.complete(tx, claim.recordId(), result)
+                        .map(stored -> ProtocolRules.executed(claim, result, stored)));
     }
 
     /**

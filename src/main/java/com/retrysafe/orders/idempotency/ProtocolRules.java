@@ -60,8 +60,9 @@ final class ProtocolRules {
     }
 
     /**
-     * Step 2 lost its claim to a live record; under READ COMMITTED the read that follows, in the
-     * same transaction, sees the winner. None means it expired in between.
+     * Step 2 lost its claim to a committed record; under READ COMMITTED the read that follows, in
+     * the same transaction, sees the winner. None means the record there is not live (expired, and
+     * another request took it over first, or deleted meanwhile).
      *
      * @param winner the key's live record, or {@code null}
      */

@@ -12,6 +12,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.net.http.HttpResponse;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -19,6 +21,7 @@ import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 import com.retrysafe.orders.support.Db;
+import com.retrysafe.orders.support.Http;
 import com.retrysafe.orders.support.TestIds;
 import com.retrysafe.orders.support.Tokens;
 
@@ -106,6 +109,34 @@ class AuditTrailTest {
         assertNotNull(json.getString("history[0].expiredAt"));
         assertBodyAbsent(found.asString(), first.jsonPath().getString("orderNo"));
         assertBodyAbsent(found.asString(), second.jsonPath().getString("orderNo"));
+    }
+
+    @Test
+    void identicalRequestsAtOnceTakeAnExpiredKeyOverOnceAndAuditItOnce() throws Exception {
+        long owner = TestIds.owner();
+        String key = TestIds.key();
+        long sku = skuWithStock(20);
+        createOrder(owner, key, orderBody(sku, 1)).then().statusCode(201);
+        expire(owner, key);
+
+        List<HttpResponse<String>> answers = Http.concurrently(
+                Collections.nCopies(20, Http.createOrder(Tokens.user(owner), key, orderBody(sku, 2))));
+
+        long executed = 0;
+        for (HttpResponse<String> answer : answers) {
+            // 409 request-in-progress is allowed when the taker held the key past in-flight-wait.
+            assertTrue(answer.statusCode() == 201 || answer.statusCode() == 409, answer.body());
+            if (answer.statusCode() == 201
+                    && "false".equals(answer.headers().firstValue("Idempotent-Replayed").orElseThrow())) {
+                executed++;
+            }
+        }
+        assertEquals(1, executed, "exactly one request took the expired key over; the others replayed it");
+        assertEquals(2, Db.orders(owner), "the first order and the takeover's");
+        assertEquals(20 - 1 - 2, Db.stock(sku));
+        assertEquals(1, Db.count("SELECT count(*) FROM idempotency_audit WHERE owner_id = ? AND idempotency_key = ?",
+                owner, key), "the expired record is audited once");
+        assertEquals("SUCCEEDED", Db.record(owner, key).get("status"));
     }
 
     @Test
