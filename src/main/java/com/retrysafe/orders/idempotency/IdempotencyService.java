@@ -213,9 +213,12 @@ public class IdempotencyService {
     }
 
     private Uni<Found> runClaimed(SqlConnection tx, IdempotencyRepository.Claim claim, ClaimedStep step) {
+        // Both statements are sent before either answer comes back (one round trip, not two); the
+        // server runs them in this order, and a failure of either rolls the transaction back.
         return step.run(tx, claim.recordId())
-                .flatMap(result -> repository.complete(tx, claim.recordId(), result)
-                        .map(stored -> ProtocolRules.executed(claim, result, stored)));
+                .flatMap(result -> Uni.combine().all()
+                        .unis(result.lastWrite(), repository.complete(tx, claim.recordId(), result))
+                        .with((written, stored) -> ProtocolRules.executed(claim, result, stored)));
     }
 
     /**

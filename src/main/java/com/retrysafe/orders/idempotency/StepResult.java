@@ -1,5 +1,7 @@
 package com.retrysafe.orders.idempotency;
 
+import io.smallrye.mutiny.Uni;
+
 /**
  * What an operation's business step ended with. Two kinds are final and replayed: a success,
  * or a deterministic failure (such as insufficient stock) that would fail the same way again.
@@ -8,10 +10,28 @@ package com.retrysafe.orders.idempotency;
  * writes the final response into it. A transient failure is not a result: the step fails its
  * {@code Uni} and the transaction, the idempotency claim included, rolls back.
  */
-public record StepResult(RecordStatus status, StoredResponse response) {
+public record StepResult(RecordStatus status, StoredResponse response, Uni<Void> lastWrite) {
+
+    private static final Uni<Void> NO_WRITE = Uni.createFrom().voidItem();
+
+    private StepResult(RecordStatus status, StoredResponse response) {
+        this(status, response, NO_WRITE);
+    }
 
     public static StepResult succeeded(int httpStatus, String bodyJson, String location, long resourceId) {
         return new StepResult(RecordStatus.SUCCEEDED, new StoredResponse(httpStatus, bodyJson, location, resourceId));
+    }
+
+    /**
+     * This result, with the step's last write not yet sent: it goes out in the same round trip as
+     * the statement that stores the response (pipelined on the transaction's connection, in that
+     * order), and its failure fails the transaction like any other. Only for a write whose outcome
+     * the response does not depend on, such as the outbox row of an event.
+     *
+     * @param write lazy: not subscribed yet
+     */
+    public StepResult withLastWrite(Uni<Void> write) {
+        return new StepResult(status, response, write);
     }
 
     /**

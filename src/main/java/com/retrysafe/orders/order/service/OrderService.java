@@ -73,9 +73,10 @@ public class OrderService {
         return orders.insertTakingStock(tx, newOrderNo(), ownerId, skuId, quantity)
                 .flatMap(order -> order != null
                         // The event commits or rolls back with the order (API.md section 9).
-                        ? outbox.write(tx, "order", Long.toString(order.orderId()), "order.created", order)
-                                .replaceWith(() -> StepResult.succeeded(201, toJson(order),
-                                        "/api/orders/" + order.orderId(), order.orderId()))
+                        ? Uni.createFrom().item(() -> StepResult.succeeded(201, toJson(order),
+                                "/api/orders/" + order.orderId(), order.orderId())
+                                .withLastWrite(outbox.write(tx, "order", Long.toString(order.orderId()),
+                                        "order.created", order)))
                         : inventory.find(tx, skuId).map(sku -> sku == null
                                 ? rejected(ProblemType.UNKNOWN_SKU, "SKU " + skuId + " does not exist")
                                 : rejected(ProblemType.INSUFFICIENT_STOCK,
