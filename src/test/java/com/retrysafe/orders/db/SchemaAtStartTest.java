@@ -9,8 +9,6 @@ import java.util.concurrent.ThreadLocalRandom;
 
 import jakarta.inject.Inject;
 
-import org.eclipse.microprofile.config.Config;
-import org.eclipse.microprofile.config.ConfigProvider;
 import org.flywaydb.core.Flyway;
 import org.junit.jupiter.api.Test;
 
@@ -72,14 +70,7 @@ class SchemaAtStartTest {
     }
 
     private static Flyway flyway(String schema, String target) {
-        Config config = ConfigProvider.getConfig();
-        var configuration = Flyway.configure()
-                .dataSource(config.getValue("quarkus.datasource.jdbc.url", String.class),
-                        config.getOptionalValue("quarkus.datasource.username", String.class).orElse("postgres"),
-                        config.getOptionalValue("quarkus.datasource.password", String.class).orElse(null))
-                .schemas(schema)
-                .createSchemas(false)
-                .locations("classpath:db/migration");
+        var configuration = Db.migrations(schema).createSchemas(false);
         if (target != null) {
             configuration.target(target);
         }

@@ -5,8 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 
-import org.eclipse.microprofile.config.Config;
-import org.eclipse.microprofile.config.ConfigProvider;
 import org.flywaydb.core.Flyway;
 import org.junit.jupiter.api.Test;
 
@@ -51,15 +49,6 @@ class ResponseMigrationTest {
     }
 
     private static Flyway flyway(String schema, String target) {
-        Config config = ConfigProvider.getConfig();
-        return Flyway.configure()
-                .dataSource(config.getValue("quarkus.datasource.jdbc.url", String.class),
-                        config.getOptionalValue("quarkus.datasource.username", String.class).orElse("postgres"),
-                        config.getOptionalValue("quarkus.datasource.password", String.class).orElse(null))
-                .schemas(schema)
-                .createSchemas(true)
-                .locations("classpath:db/migration")
-                .target(target)
-                .load();
+        return Db.migrations(schema).createSchemas(true).target(target).load();
     }
 }

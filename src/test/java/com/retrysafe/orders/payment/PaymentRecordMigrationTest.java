@@ -7,8 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 
-import org.eclipse.microprofile.config.Config;
-import org.eclipse.microprofile.config.ConfigProvider;
 import org.flywaydb.core.Flyway;
 import org.junit.jupiter.api.Test;
 
@@ -85,15 +83,6 @@ class PaymentRecordMigrationTest {
     }
 
     private static Flyway flyway(String schema, String target) {
-        Config config = ConfigProvider.getConfig();
-        return Flyway.configure()
-                .dataSource(config.getValue("quarkus.datasource.jdbc.url", String.class),
-                        config.getOptionalValue("quarkus.datasource.username", String.class).orElse("postgres"),
-                        config.getOptionalValue("quarkus.datasource.password", String.class).orElse(null))
-                .schemas(schema)
-                .createSchemas(true)
-                .locations("classpath:db/migration")
-                .target(target)
-                .load();
+        return Db.migrations(schema).createSchemas(true).target(target).load();
     }
 }

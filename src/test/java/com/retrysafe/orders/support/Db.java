@@ -12,6 +12,8 @@ import java.util.Map;
 
 import org.eclipse.microprofile.config.Config;
 import org.eclipse.microprofile.config.ConfigProvider;
+import org.flywaydb.core.Flyway;
+import org.flywaydb.core.api.configuration.FluentConfiguration;
 
 /**
  * Plain JDBC to the service's own database, for assertions on the rows and for holding locks.
@@ -31,6 +33,17 @@ public final class Db {
         } catch (SQLException e) {
             throw new IllegalStateException(e);
         }
+    }
+
+    /** Flyway on the service's database with the packaged migrations, for a schema of the test's own. */
+    public static FluentConfiguration migrations(String schema) {
+        Config config = ConfigProvider.getConfig();
+        return Flyway.configure()
+                .dataSource(config.getValue("quarkus.datasource.jdbc.url", String.class),
+                        config.getOptionalValue("quarkus.datasource.username", String.class).orElse("postgres"),
+                        config.getOptionalValue("quarkus.datasource.password", String.class).orElse(null))
+                .schemas(schema)
+                .locations("classpath:db/migration");
     }
 
     public static long count(String sql, Object... args) {
