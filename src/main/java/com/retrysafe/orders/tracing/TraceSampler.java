@@ -2,6 +2,8 @@ package com.retrysafe.orders.tracing;
 
 import java.util.List;
 
+import jakarta.enterprise.inject.Instance;
+import jakarta.inject.Inject;
 import jakarta.inject.Singleton;
 
 import org.eclipse.microprofile.config.inject.ConfigProperty;
@@ -11,6 +13,7 @@ import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.context.Context;
 import io.opentelemetry.sdk.trace.data.LinkData;
+import io.opentelemetry.sdk.trace.export.SpanExporter;
 import io.opentelemetry.sdk.trace.samplers.Sampler;
 import io.opentelemetry.sdk.trace.samplers.SamplingResult;
 
@@ -20,7 +23,9 @@ import io.opentelemetry.sdk.trace.samplers.SamplingResult;
  * <li>a continued trace follows the caller's decision (its traceparent's sampled flag);</li>
  * <li>a new trace is kept with the probability {@code quarkus.otel.traces.sampler.arg}
  * (QUARKUS_OTEL_TRACES_SAMPLER_ARG, 0 to 1, default 1), decided on its trace id, as
- * {@code parentbased_traceidratio} does;</li>
+ * {@code parentbased_traceidratio} does; but while no collector is configured ({@link NoCollector}
+ * is the only exporter) no new trace is kept: nothing would receive it, and recording its spans
+ * was an eighth of the CPU of a replay (bench/README.md);</li>
  * <li>except a client call that has no parent at all: the statements of the polling loops (the
  * outbox relay's claim every second, the payment workers' claim, the gauges' reads), which belong
  * to no request. Kept, each would be a one-span trace several times a second per replica.</li>
@@ -33,8 +38,24 @@ public class TraceSampler implements Sampler {
 
     private final Sampler configured;
 
-    public TraceSampler(@ConfigProperty(name = "quarkus.otel.traces.sampler.arg", defaultValue = "1.0") double ratio) {
-        this.configured = Sampler.parentBased(Sampler.traceIdRatioBased(ratio));
+    @Inject
+    public TraceSampler(@ConfigProperty(name = "quarkus.otel.traces.sampler.arg", defaultValue = "1.0") double ratio,
+            Instance<SpanExporter> exporters) {
+        this(ratio, spansReceived(exporters));
+    }
+
+    TraceSampler(double ratio, boolean spansReceived) {
+        this.configured = Sampler.parentBased(Sampler.traceIdRatioBased(spansReceived ? ratio : 0));
+    }
+
+    /*
+     * With a collector configured, Quarkus's OTLP exporter is no bean and NoCollector is not looked
+     * up: no SpanExporter bean at all. Any bean other than NoCollector (the tests' in-memory one)
+     * receives spans too.
+     */
+    static boolean spansReceived(Instance<SpanExporter> exporters) {
+        List<SpanExporter> found = exporters.stream().toList();
+        return found.isEmpty() || found.stream().anyMatch(exporter -> !(exporter instanceof NoCollector));
     }
 
     @Override

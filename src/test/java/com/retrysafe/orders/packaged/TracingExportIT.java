@@ -66,6 +66,7 @@ class TracingExportIT {
         int httpPort = jar.withKeyAndPort(env);
         env.put("QUARKUS_OTEL_BSP_SCHEDULE_DELAY", "200ms");
         String traceId = hex(16);
+        String untracedTraceparent;
         // Quarkus's built-in endpoint: were an exporter created, it would connect here.
         try (ServerSocket builtInEndpoint = bindOrNull(4317);
                 Broker broker = Broker.connect().observeEvents()) {
@@ -86,6 +87,19 @@ class TracingExportIT {
                         .contains(traceId), 20, TimeUnit.SECONDS);
                 assertEquals(JSON.readTree(created.body()).get("orderId").asText(),
                         event.json().path("aggregateId").asText());
+                assertTrue(String.valueOf(event.headers().get("traceparent")).endsWith("-01"),
+                        "a continued trace follows the caller's sampled flag: " + event.headers());
+
+                // A new trace is not kept when nothing would receive it: its spans are not recorded,
+                // and its ids still reach the log and the event, marked not sampled.
+                HttpResponse<String> untraced = send(order(base, jar.token("92"), "trace-" + UUID.randomUUID(),
+                        "{\"skuId\": 30003, \"quantity\": 1}"));
+                assertEquals(201, untraced.statusCode(), untraced.body());
+                String untracedOrder = JSON.readTree(untraced.body()).get("orderId").asText();
+                Broker.Received untracedEvent = broker.await(
+                        m -> untracedOrder.equals(m.json().path("aggregateId").asText()), 20, TimeUnit.SECONDS);
+                untracedTraceparent = String.valueOf(untracedEvent.headers().get("traceparent"));
+                assertTrue(untracedTraceparent.matches("00-[0-9a-f]{32}-[0-9a-f]{16}-00"), untracedTraceparent);
                 // Several export intervals (200 ms) pass with spans waiting: none is sent anywhere.
                 await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(5))
                         .until(() -> attempts.get() == 0);
@@ -98,6 +112,9 @@ class TracingExportIT {
         JsonNode requestLine = requestLine(log, "91");
         assertEquals(traceId, requestLine.at("/mdc/traceId").asText(), requestLine.toString());
         assertTrue(requestLine.at("/mdc/spanId").asText().matches("[0-9a-f]{16}"), requestLine.toString());
+        JsonNode untracedLine = requestLine(log, "92");
+        assertEquals(untracedTraceparent.substring(3, 35), untracedLine.at("/mdc/traceId").asText(),
+                untracedLine.toString());
         for (String line : Files.readAllLines(log)) {
             String lower = line.toLowerCase();
             assertFalse(lower.contains("4317") || lower.contains("otlp") || lower.contains("failed to export"),

@@ -19,28 +19,39 @@ import io.opentelemetry.sdk.trace.samplers.SamplingDecision;
 class TraceSamplerTest {
 
     private static final String TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
+    private static final boolean RECEIVED = true;
+    private static final boolean NO_COLLECTOR = false;
 
     @Test
     void aDatabaseCallOutsideAnyTraceIsNotKept() {
-        assertEquals(SamplingDecision.DROP, decide(new TraceSampler(1.0), Context.root(), SpanKind.CLIENT));
+        assertEquals(SamplingDecision.DROP, decide(new TraceSampler(1.0, RECEIVED), Context.root(), SpanKind.CLIENT));
     }
 
     @Test
     void aNewRequestIsKeptByTheConfiguredRatio() {
-        assertEquals(SamplingDecision.RECORD_AND_SAMPLE, decide(new TraceSampler(1.0), Context.root(), SpanKind.SERVER));
-        assertEquals(SamplingDecision.DROP, decide(new TraceSampler(0.0), Context.root(), SpanKind.SERVER));
+        assertEquals(SamplingDecision.RECORD_AND_SAMPLE, decide(new TraceSampler(1.0, RECEIVED), Context.root(), SpanKind.SERVER));
+        assertEquals(SamplingDecision.DROP, decide(new TraceSampler(0.0, RECEIVED), Context.root(), SpanKind.SERVER));
         assertEquals(SamplingDecision.RECORD_AND_SAMPLE,
-                decide(new TraceSampler(1.0), Context.root(), SpanKind.INTERNAL));
+                decide(new TraceSampler(1.0, RECEIVED), Context.root(), SpanKind.INTERNAL));
     }
 
     @Test
     void aContinuedTraceFollowsTheCallersDecisionWhateverTheRatio() {
         Context sampled = parent(TraceFlags.getSampled());
         Context notSampled = parent(TraceFlags.getDefault());
-        assertEquals(SamplingDecision.RECORD_AND_SAMPLE, decide(new TraceSampler(0.0), sampled, SpanKind.SERVER));
-        assertEquals(SamplingDecision.RECORD_AND_SAMPLE, decide(new TraceSampler(0.0), sampled, SpanKind.CLIENT));
-        assertEquals(SamplingDecision.DROP, decide(new TraceSampler(1.0), notSampled, SpanKind.SERVER));
-        assertEquals(SamplingDecision.DROP, decide(new TraceSampler(1.0), notSampled, SpanKind.CLIENT));
+        assertEquals(SamplingDecision.RECORD_AND_SAMPLE, decide(new TraceSampler(0.0, RECEIVED), sampled, SpanKind.SERVER));
+        assertEquals(SamplingDecision.RECORD_AND_SAMPLE, decide(new TraceSampler(0.0, RECEIVED), sampled, SpanKind.CLIENT));
+        assertEquals(SamplingDecision.DROP, decide(new TraceSampler(1.0, RECEIVED), notSampled, SpanKind.SERVER));
+        assertEquals(SamplingDecision.DROP, decide(new TraceSampler(1.0, RECEIVED), notSampled, SpanKind.CLIENT));
+    }
+
+    @Test
+    void withoutACollectorANewRequestIsNotKeptAndAContinuedOneStillFollowsTheCaller() {
+        assertEquals(SamplingDecision.DROP, decide(new TraceSampler(1.0, NO_COLLECTOR), Context.root(), SpanKind.SERVER));
+        assertEquals(SamplingDecision.DROP,
+                decide(new TraceSampler(1.0, NO_COLLECTOR), Context.root(), SpanKind.INTERNAL));
+        assertEquals(SamplingDecision.RECORD_AND_SAMPLE,
+                decide(new TraceSampler(1.0, NO_COLLECTOR), parent(TraceFlags.getSampled()), SpanKind.SERVER));
     }
 
     private static Context parent(TraceFlags flags) {
