@@ -2,6 +2,7 @@ package com.retrysafe.orders.idempotency;
 
 import java.time.Duration;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
@@ -46,7 +47,9 @@ import io.vertx.mutiny.sqlclient.SqlConnection;
  * Any failure rolls the whole transaction back, claim included, so a retry with the same key is
  * always safe.
  *
- * <p>Around the two steps: Redis, when on, answers from a cached response before step 1, and marks
+ * <p>Around the two steps: with Redis off, a duplicate of a request running on this instance waits
+ * for it in memory and is answered with its finished answer ({@link RunningHere}); Redis, when on,
+ * answers from a cached response before step 1, and marks
  * the key during step 2 ({@code claimUnderMarker}); a duplicate of accepted work that goes on (a
  * payment) is answered from the work's current state ({@code answerFromCurrentState}). What each
  * result means is decided by {@link ProtocolRules}, without I/O; this class does the I/O.
@@ -66,6 +69,7 @@ public class IdempotencyService {
     private final IdempotencyMetrics metrics;
     private final IdempotencyCache cache;
     private final TracedWork traced;
+    private final RunningHere runningHere = new RunningHere();
 
     public IdempotencyService(Pool pool, IdempotencyRepository repository, IdempotencyConfig config,
             DatabaseConfig database, IdempotencyMetrics metrics, IdempotencyCache cache, TracedWork traced) {
@@ -98,11 +102,15 @@ public class IdempotencyService {
     public Uni<IdempotentResponse> execute(IdempotentRequest request, ClaimedStep step, InProgressReplay inProgress) {
         return Uni.createFrom().deferred(() -> {
             long started = System.nanoTime();
-            return cache.lookup(request)
+            Supplier<Uni<Answer>> protocol = () -> cache.lookup(request)
                     .flatMap(cached -> cached.finished() != null
                             ? Uni.createFrom().item(ProtocolRules.fromCache(cached.finished(), request.fingerprint()))
-                            : readThenClaim(request, step, inProgress, ProtocolRules.holderWait(cached), 1))
-                    .invoke(answer -> report(request, answer, System.nanoTime() - started))
+                            : readThenClaim(request, step, inProgress, ProtocolRules.holderWait(cached), 1));
+            // With Redis, a duplicate that meets the original's marker is turned away at once instead.
+            Uni<Answer> answer = cache.enabled() ? protocol.get()
+                    : runningHere.run(request, database.inFlightWait(), protocol);
+            return answer
+                    .invoke(settled -> report(request, settled, System.nanoTime() - started))
                     .flatMap(this::respond);
         });
     }
