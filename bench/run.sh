@@ -13,7 +13,9 @@
 # measure the peer in ../shared/peers/spring-seed on a fresh database of its own, same scenarios),
 # PEER_DIR (the peer's sources), PEER_JAR (a built peer jar; default: built from PEER_DIR),
 # GROWTH_RECORDS (0; N > 0 adds the growth rows: N live records prefilled by SQL, expiring
-# evenly over 24 h, while creates run and the cleanup deletes what expires), CLEANUP_INTERVAL (5s).
+# evenly over 24 h, while creates run and the cleanup deletes what expires), CLEANUP_INTERVAL (5s),
+# OUTBOX_SETTLE_SECONDS (120: at most this long before each window for the relay to publish the
+# events of the windows before it).
 set -euo pipefail
 
 BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -41,6 +43,7 @@ REPLAY_KEYS=${REPLAY_KEYS:-1000}
 GRACE_SECONDS=${GRACE_SECONDS:-15}
 CEILING_LATENCY=${CEILING_LATENCY:-0}
 KEEP_DB=${KEEP_DB:-0}
+OUTBOX_SETTLE_SECONDS=${OUTBOX_SETTLE_SECONDS:-120}
 JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}
 JAVA_OPTS=${JAVA_OPTS:-}
 REDIS=${REDIS:-1}
@@ -69,7 +72,7 @@ die() { echo "ERROR: $*" >&2; exit 1; }
 log() { printf '[%(%H:%M:%S)T] %s\n' -1 "$*"; }
 
 is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
-for v in DURATION WARMUP_SECONDS REPLAY_KEYS GRACE_SECONDS; do
+for v in DURATION WARMUP_SECONDS REPLAY_KEYS GRACE_SECONDS OUTBOX_SETTLE_SECONDS; do
     is_uint "${!v}" || die "$v must be a whole number, not '${!v}'"
 done
 [[ -z $POOL ]] || is_uint "$POOL" || die "POOL must be a whole number, not '$POOL'"
@@ -425,11 +428,35 @@ declare -A GROWTH_DELETED
 # ------------------------------------------------------------------------------------------
 checkpoint() { q -c 'CHECKPOINT'; }
 
+# The relay publishes each create's event after the fact. Left running into the next window, it
+# bills that window's requests for the previous window's events (a replay window paid for 12 % of
+# its CPU that way). So each window starts with the outbox drained: it waits while the count of
+# unpublished rows falls, at most OUTBOX_SETTLE_SECONDS, and goes on (saying so) once it stalls for
+# 5 s, which a broker that is down would do. No outbox_event table (the peer): nothing to wait for.
+outbox_settled() {
+    local left last stalled_since=$SECONDS started=$SECONDS
+    [[ $(q -c "SELECT to_regclass('outbox_event') IS NOT NULL") == t ]] || return 0
+    left=$(q -c 'SELECT count(*) FROM outbox_event WHERE published_at IS NULL')
+    last=$left
+    while ((left > 0)); do
+        if ((SECONDS - started >= OUTBOX_SETTLE_SECONDS || SECONDS - stalled_since >= 5)); then
+            log "outbox: $left events still unpublished after $((SECONDS - started)) s; measuring anyway"
+            return 0
+        fi
+        sleep 0.5
+        left=$(q -c 'SELECT count(*) FROM outbox_event WHERE published_at IS NULL')
+        ((left >= last)) || stalled_since=$SECONDS
+        last=$left
+    done
+    ((SECONDS - started < 1)) || log "outbox: drained in $((SECONDS - started)) s before the next window"
+}
+
 # run_wrk LABEL SCRIPT CONNECTIONS WINDOW [key=value ...]: sets RES[...] from the BENCH line.
 run_wrk() {
     local label=$1 script=$2 conns=$3 window=$4
     shift 4
     local out="$OUT/wrk-$label.txt" s0 s1 p0 p1 r0="" r1="" rc=0 kv
+    outbox_settled
     checkpoint
     service_alive
     s0=$(proc_ticks "$SVC_PID")
