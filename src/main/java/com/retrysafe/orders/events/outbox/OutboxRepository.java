@@ -10,7 +10,9 @@ import jakarta.enterprise.context.ApplicationScoped;
 import com.retrysafe.orders.db.Rows;
 
 import io.smallrye.mutiny.Uni;
+import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.SqlClient;
+import io.vertx.mutiny.sqlclient.SqlConnection;
 import io.vertx.mutiny.sqlclient.Tuple;
 
 /** The {@code outbox_event} table. Every method takes the client it runs on. */
@@ -28,8 +30,16 @@ public class OutboxRepository {
      * is skipped, and its successors are not heads yet: no aggregate is worked on by two relays.
      * FOR UPDATE re-checks published_at on the newest row version, so a row another relay has just
      * published and committed is not taken again.
+     *
+     * Its cost must not grow with the backlog. The statistics are often from a drained outbox (or
+     * there are none yet), and on them the planner read every unpublished row for each batch: a
+     * sort of all of them, or a join that scanned them once per candidate. OFFSET 0 keeps the
+     * "earlier row" check a subquery run per candidate, and CLAIM_PLANNER_SETTINGS rules out the
+     * sort, so the walk is the unpublished index in seq order and stops at the batch. Each check
+     * probes the aggregate index, or, when the statistics say no row is unpublished, walks the
+     * candidates before it: at worst a batch squared, never the backlog (RelayBacklogTest).
      */
-    private static final String CLAIM_BATCH = """
+    static final String CLAIM_BATCH = """
             SELECT event_id, aggregate_type, aggregate_id, event_type, payload::text AS payload,
                    created_at, attempts, trace_parent
               FROM outbox_event e
@@ -40,11 +50,15 @@ public class OutboxRepository {
                                 WHERE earlier.aggregate_type = e.aggregate_type
                                   AND earlier.aggregate_id = e.aggregate_id
                                   AND earlier.published_at IS NULL
-                                  AND earlier.seq < e.seq)
+                                  AND earlier.seq < e.seq
+                               OFFSET 0)
              ORDER BY seq
              LIMIT $1
              FOR UPDATE SKIP LOCKED
             """;
+
+    /* Run first in the claim's transaction; LOCAL, so it ends with it. */
+    static final String CLAIM_PLANNER_SETTINGS = "SET LOCAL enable_sort = off";
 
     private static final String MARK_PUBLISHED = """
             UPDATE outbox_event
@@ -60,14 +74,21 @@ public class OutboxRepository {
             """;
 
     /*
+     * The head by seq, from the unpublished index, under CLAIM_PLANNER_SETTINGS for the same
+     * reason as the claim: a min(created_at), or a min(seq) on statistics from a drained outbox,
+     * reads every unpublished row, at every relay run. seq and created_at are both taken as the
+     * row is inserted, so the head is the oldest row (to the microseconds between two inserts).
      * clock_timestamp(), not now(): a row committed between the start of this statement's
      * transaction and its snapshot would otherwise have a negative age.
      */
-    private static final String OLDEST_UNPUBLISHED_AGE = """
-            SELECT GREATEST(0, COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - min(created_at)), 0))::double precision
+    static final String OLDEST_UNPUBLISHED_AGE = """
+            SELECT GREATEST(0, COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - (
+                       SELECT created_at
+                         FROM outbox_event
+                        WHERE published_at IS NULL
+                        ORDER BY seq
+                        LIMIT 1)), 0))::double precision
                    AS age
-              FROM outbox_event
-             WHERE published_at IS NULL
             """;
 
     private static final String DELETE_PUBLISHED_BATCH = """
@@ -90,12 +111,15 @@ public class OutboxRepository {
                 .replaceWithVoid();
     }
 
-    public Uni<List<OutboxEvent>> claimBatch(SqlClient client, int batchSize) {
-        return client.preparedQuery(CLAIM_BATCH).execute(Tuple.of(batchSize)).map(rows -> {
-            List<OutboxEvent> events = new ArrayList<>(rows.size());
-            rows.forEach(row -> events.add(OutboxEvent.from(row)));
-            return events;
-        });
+    /** @param tx the relay's transaction: the claim's planner settings last as long as it */
+    public Uni<List<OutboxEvent>> claimBatch(SqlConnection tx, int batchSize) {
+        return tx.query(CLAIM_PLANNER_SETTINGS).execute()
+                .flatMap(ignored -> tx.preparedQuery(CLAIM_BATCH).execute(Tuple.of(batchSize)))
+                .map(rows -> {
+                    List<OutboxEvent> events = new ArrayList<>(rows.size());
+                    rows.forEach(row -> events.add(OutboxEvent.from(row)));
+                    return events;
+                });
     }
 
     public Uni<Integer> markPublished(SqlClient client, List<UUID> eventIds) {
@@ -114,8 +138,9 @@ public class OutboxRepository {
     }
 
     /** Seconds since the oldest unpublished row was written; 0 when everything is published. */
-    public Uni<Double> oldestUnpublishedAgeSeconds(SqlClient client) {
-        return client.query(OLDEST_UNPUBLISHED_AGE).execute()
+    public Uni<Double> oldestUnpublishedAgeSeconds(Pool pool) {
+        return pool.withTransaction(tx -> tx.query(CLAIM_PLANNER_SETTINGS).execute()
+                .flatMap(ignored -> tx.query(OLDEST_UNPUBLISHED_AGE).execute()))
                 .map(Rows.firstOrNull(row -> row.getDouble("age")))
                 .map(age -> age == null ? 0.0 : age);
     }
