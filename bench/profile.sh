@@ -61,21 +61,8 @@ for _ in $(seq 1 120); do
 done
 psql -q "$PG_URL" -c "INSERT INTO sku_inventory (sku_id, available) SELECT g, 2000000000 FROM generate_series(1, 1000) g"
 
-# load SCRIPT CONNECTIONS SECONDS SCENARIO [ARG]: wrk with a bench/lua script; prints its BENCH line.
-# Each script thread prints "DRAINED" once its window is over (or its keys are sent) and every
-# request has its answer; SIGINT then ends wrk, as in bench/run.sh.
-load() {
-    local out="$TMP/wrk.txt" wrk_pid
-    wrk -t 2 -c "$2" -d "$(($3 + 30))s" --timeout 10s -s "$BENCH_DIR/lua/$1.lua" "http://127.0.0.1:$PORT/api/orders" -- \
-        "prefix=$RUN-$4" "token=$TOKEN" "window=$3" skus=1000 count=1000 nthreads=2 ${5:+"$5"} >"$out" 2>&1 &
-    wrk_pid=$!
-    while kill -0 "$wrk_pid" 2>/dev/null; do
-        if [ "$(grep -c '^DRAINED ' "$out" || true)" -ge 2 ]; then kill -INT "$wrk_pid" 2>/dev/null || true; break; fi
-        sleep 0.2
-    done
-    wait "$wrk_pid" || true
-    grep '^BENCH' "$out" || { cat "$out"; die "wrk printed no BENCH line"; }
-}
+# shellcheck source=bench/load.sh
+. "$BENCH_DIR/load.sh"
 ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$PID/stat"; }
 # measure NAME SCRIPT CONNECTIONS SCENARIO [ARG]: one recorded window, then its figures.
 measure() {
