@@ -106,12 +106,17 @@ start() {
         "$JAVA_HOME/bin/java" -jar quarkus-run.jar >"$OUT/$target.log" 2>&1) &
     PID=$!
     for _ in $(seq 1 120); do
-        # The floor has no health endpoint; any HTTP answer means it listens (the schema is there).
-        curl -s -o /dev/null "http://127.0.0.1:$PORT/q/health/ready" && break
+        # The service is ready when its readiness says UP; the floor has no health endpoint, so any
+        # HTTP answer means it listens (its schema is in place before it starts).
+        if [ "$target" = floor ]; then
+            curl -s -o /dev/null "http://127.0.0.1:$PORT/" && break
+        else
+            curl -fs -o /dev/null "http://127.0.0.1:$PORT/q/health/ready" && break
+        fi
         kill -0 "$PID" 2>/dev/null || die "$target exited (see $OUT/$target.log)"
         sleep 0.5
     done
-    # Flyway has run for the service once it answers.
+    # The service's schema comes from its Flyway at start-up: make sure it is there before seeding.
     until psql -X -q -A -t "$PG_URL/$DB" -c "SELECT 1 FROM sku_inventory LIMIT 0" >/dev/null 2>&1; do sleep 0.5; done
     psql -q "$PG_URL/$DB" -c "INSERT INTO sku_inventory (sku_id, available) SELECT g, 2000000000 FROM generate_series(1, 1000) g"
 }
