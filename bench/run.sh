@@ -256,16 +256,8 @@ log "created database $DB"
 proc_ticks() {
     awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"
 }
-# PostgreSQL: the postmaster's utime+stime+cutime+cstime (cutime/cstime hold the children it
-# has reaped) plus utime+stime of its live children (backends, walwriter, checkpointer, ...).
-pg_ticks() {
-    [[ -n $PG_PID ]] || { echo ""; return 0; }
-    { cat /proc/[0-9]*/stat 2>/dev/null || true; } | awk -v pm="$PG_PID" '
-        { pid = $1; sub(/^.*\) /, "")   # fields now start at state (3)
-          if (pid == pm) t += $12 + $13 + $14 + $15
-          else if ($2 == pm) t += $12 + $13 }
-        END { print t + 0 }'
-}
+# shellcheck source=bench/pg-cpu.sh
+. "$BENCH_DIR/pg-cpu.sh"
 vm_hwm_mib() {
     awk '/^VmHWM:/ { printf "%.0f", $2 / 1024 }' "/proc/$1/status"
 }
