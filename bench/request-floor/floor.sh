@@ -7,8 +7,10 @@
 #
 #   ./mvnw -B package -DskipTests && bench/request-floor/floor.sh
 #
-# Targets (TARGETS, default "floor service-bare service-no-relay service"), each a fresh process:
-#   floor             the floor application (built here with the root's mvnw)
+# Targets (TARGETS, default "floor floor-one-loop service-bare service-no-relay service"), each a fresh process:
+#   floor             the floor application (built here with the root's mvnw), on Quarkus's
+#                     default number of event loops
+#   floor-one-loop    the same on one event loop, as the service runs (its p99 is the like-for-like one)
 #   service           target/quarkus-app as deployed (relay on, tracing without a collector)
 #   service-no-relay  the same with OUTBOX_RELAY_ENABLED=false: events stay in the outbox, so the
 #                     difference to "service" is what relaying the events costs (process and PostgreSQL)
@@ -26,7 +28,7 @@ ROOT=$(dirname "$BENCH_DIR")
 JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}
 export JAVA_HOME
 PG_URL=${PG_URL:-postgresql://postgres@127.0.0.1:5432}
-TARGETS=${TARGETS:-floor service-bare service-no-relay service}
+TARGETS=${TARGETS:-floor floor-one-loop service-bare service-no-relay service}
 WARMUP_SECONDS=${WARMUP_SECONDS:-60}
 DURATION=${DURATION:-20}
 CONNECTIONS=${CONNECTIONS:-16 64}
@@ -65,7 +67,7 @@ NOW=$(date +%s)
 ISSUER=https://bench.local/floor
 TOKEN=$(make_jwt "{\"iss\":\"$ISSUER\",\"sub\":\"7\",\"iat\":$NOW,\"exp\":$((NOW + 14400)),\"jti\":\"floor-$NOW\"}")
 
-if [[ " $TARGETS " == *" floor "* ]]; then
+if [[ " $TARGETS " == *" floor "* || " $TARGETS " == *" floor-one-loop "* ]]; then
     log "building the floor application"
     (cd "$ROOT" && ./mvnw -B -q -f bench/request-floor/pom.xml package -DskipTests >"$OUT/floor-build.log" 2>&1) \
         || die "the floor application did not build (see $OUT/floor-build.log)"
@@ -74,6 +76,7 @@ fi
 # The environment that makes a service variant.
 variant() {
     case $1 in
+        floor-one-loop) echo QUARKUS_VERTX_EVENT_LOOPS_POOL_SIZE=1 ;;
         service-no-relay) echo OUTBOX_RELAY_ENABLED=false ;;
         service-bare) echo OUTBOX_RELAY_ENABLED=false QUARKUS_OTEL_SDK_DISABLED=true \
             QUARKUS_LOG_CATEGORY__COM_RETRYSAFE_ORDERS_IDEMPOTENCY__LEVEL=WARN ;;
@@ -85,7 +88,7 @@ start() {
     local target=$1 app
     DB="orders_floor_${target//-/_}"
     psql -q "$PG_URL/postgres" -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB" >/dev/null
-    if [ "$target" = floor ]; then
+    if [[ $target == floor* ]]; then
         # The service's own schema, as its Flyway would leave it.
         for f in $(ls "$ROOT"/src/main/resources/db/migration/V*.sql | sort -V); do
             psql -q -v ON_ERROR_STOP=1 "$PG_URL/$DB" -f "$f" >/dev/null
@@ -103,7 +106,7 @@ start() {
     for _ in $(seq 1 120); do
         # The service is ready when its readiness says UP; the floor has no health endpoint, so any
         # HTTP answer means it listens (its schema is in place before it starts).
-        if [ "$target" = floor ]; then
+        if [[ $target == floor* ]]; then
             curl -s -o /dev/null "http://127.0.0.1:$PORT/" && break
         else
             curl -fs -o /dev/null "http://127.0.0.1:$PORT/q/health/ready" && break
@@ -142,7 +145,7 @@ measure() {
     echo "|---|---|---:|---:|---:|---:|---:|---:|---:|"
 } | tee "$OUT/results.md"
 for target in $TARGETS; do
-    case $target in floor | service | service-no-relay | service-bare) ;; *) die "unknown target $target" ;; esac
+    case $target in floor | floor-one-loop | service | service-no-relay | service-bare) ;; *) die "unknown target $target" ;; esac
     RUN="fl$(date +%H%M%S)"   # keys are <run>-<scenario>-...; a replay key holds "-replay-"
     log "$target: starting, then ${WARMUP_SECONDS}s of creates at 64 connections" >&2
     start "$target"
