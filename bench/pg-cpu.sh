@@ -12,3 +12,28 @@ pg_ticks() {
           else if ($2 == pm) t += $12 + $13 }
         END { print t + 0 }'
 }
+
+# A backend that has exited is counted in the postmaster's cutime only once the postmaster has
+# reaped it. pg_ticks reads the postmaster first and its children after, so a backend reaped
+# between the two reads is counted nowhere: read right after pgbench's clients disconnect, a
+# window's figure loses some of the backends that ran it. So, around a run whose connections end
+# with it:
+#
+#   kids=$(pg_children); ...the run...; pg_settle "$kids"; after=$(pg_ticks)
+#
+# pg_children: the pids of the postmaster's children, one per line, sorted.
+pg_children() {
+    [[ -n $PG_PID ]] || return 0
+    { cat /proc/[0-9]*/stat 2>/dev/null || true; } | awk -v pm="$PG_PID" '{ pid = $1; sub(/^.*\) /, ""); if ($2 == pm) print pid }' | sort
+}
+# pg_settle BEFORE: returns once every child of the postmaster not in BEFORE (pg_children's
+# output before the run) is gone, reaped; after 10 s it says so on stderr and returns anyway.
+pg_settle() {
+    [[ -n $PG_PID ]] || return 0
+    local _
+    for _ in $(seq 1 200); do
+        [[ -z $(comm -13 <(printf '%s\n' "$1") <(pg_children)) ]] && return 0
+        sleep 0.05
+    done
+    echo "pg_settle: backends of the last run still there after 10 s; its PostgreSQL CPU may be short" >&2
+}

@@ -727,11 +727,13 @@ for c in $CONNECTIONS; do
     PGBENCH_LOG_ARGS=()
     [[ $CEILING_LATENCY != 1 ]] || PGBENCH_LOG_ARGS=(-l --log-prefix="$OUT/pgbench-log-c$c")
     checkpoint
+    kids=$(pg_children)
     p0=$(pg_ticks)
     rc=0
     timeout --kill-after=10 $((DURATION + 120)) \
         pgbench -h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER" -n -M prepared -f "$BENCH_DIR/$script.sql" \
         -T "$DURATION" -c "$c" -j "$THREADS" "${PGBENCH_LOG_ARGS[@]}" "$DB" > "$out" 2>&1 || rc=$?
+    pg_settle "$kids"
     p1=$(pg_ticks)
     tps=$(awk '/^tps = / { print $3; exit }' "$out")
     done_tx=$(awk -F': ' '/^number of transactions actually processed/ { print $2; exit }' "$out")

@@ -5,9 +5,9 @@
 #
 #   ceiling          bench/ceiling.sql, exactly the service's SQL (7 statements)
 #   write-once       the record inserted once at the end, under an advisory lock (8)
-#   no-lookup        the ceiling without the read before the transaction (6)
+#   no-lookup        the ceiling without the read before the transaction (6; made from ceiling.sql)
 #   fused            the step's writes and the record's answer in one statement (5)
-#   fused-no-lookup  both (4: the fewest that keep the claim before the step)
+#   fused-no-lookup  both (4: the fewest that keep the claim before the step; made from fused.sql)
 #   floor            bench/floor.sql, everything in one statement (1; no design goes under it)
 #
 # After each window (RELAY=1), bench/shapes/relay.sql drains the outbox rows it left, alone, in
@@ -17,7 +17,7 @@
 # read from /proc (every backend of the postmaster) around each window.
 #
 # Knobs: DURATION (seconds per run, 15), CONNECTIONS ("16 64"), ROUNDS (2), RELAY (1),
-# SHAPES (all of the above), PG_BIN (/usr/lib/postgresql/15/bin). About 12 minutes as set.
+# SHAPES (all of the above), PG_BIN (/usr/lib/postgresql/15/bin). About 8 minutes as set.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,8 +37,20 @@ script() {
     case $1 in
         ceiling) echo bench/ceiling.sql ;;
         floor) echo bench/floor.sql ;;
+        no-lookup) without_lookup ceiling "$1" ;;
+        *-no-lookup) without_lookup "${1%-no-lookup}" "$1" ;;
         *) [ -f "bench/shapes/$1.sql" ] || { echo "unknown shape: $1" >&2; exit 2; }; echo "bench/shapes/$1.sql" ;;
     esac
+}
+# without_lookup BASE NAME: BASE's script without its read before the transaction (its one line
+# starting with the lookup's SELECT), written to $OUT/NAME.sql, so the two never drift apart.
+without_lookup() {
+    local base file="$OUT/$2.sql"
+    base=$(script "$1")
+    [ "$(grep -c '^SELECT id, request_hash' "$base")" = 1 ] || { echo "$base has no single lookup to leave out" >&2; exit 2; }
+    { echo "-- Shape \"$2\" (bench/shapes.sh): $base without its read before the transaction."
+      grep -v '^SELECT id, request_hash' "$base"; } >"$file"
+    echo "$file"
 }
 statements() { grep -cvE '^(--|\\set|[[:space:]]*$)' "$(script "$1")"; }
 for shape in $SHAPES; do script "$shape" >/dev/null; done
@@ -69,12 +81,14 @@ echo "|---|---|---:|---:|---:|---:|---:|---:|---:|" | tee -a "$OUT/results.md"
 
 # run ROUND SHAPE CONNECTIONS
 run() {
-    local file out before after creates left relayed relay_ticks=0
+    local file out before after creates left relayed relay_ticks=0 kids
     file=$(script "$2")
     fresh_db
+    kids=$(pg_children)
     before=$(pg_ticks)
     out=$("$PG_BIN/pgbench" -n -M prepared -f "$file" -T "$DURATION" -c "$3" -j 2 -h 127.0.0.1 -U postgres "$DB" 2>&1) \
         || { echo "$out" >&2; exit 1; }
+    pg_settle "$kids"
     after=$(pg_ticks)
     echo "$out" >"$OUT/pgbench-$1-$2-c$3.txt"
     creates=$(awk -F': ' '/number of transactions actually processed/ { split($2, a, "/"); print a[1] }' <<<"$out")
@@ -82,9 +96,11 @@ run() {
     relayed=0
     if ((RELAY)) && ((left > 0)); then
         # The relay drains what the window left, alone, in full batches (the last one partial).
+        kids=$(pg_children)
         relay_ticks=$(pg_ticks)
         "$PG_BIN/pgbench" -n -M prepared -f bench/shapes/relay.sql -t $(((left + 99) / 100)) -c 1 -h 127.0.0.1 -U postgres \
             "$DB" >"$OUT/pgbench-$1-$2-c$3-relay.txt" 2>&1 || { cat "$OUT/pgbench-$1-$2-c$3-relay.txt" >&2; exit 1; }
+        pg_settle "$kids"
         relay_ticks=$(($(pg_ticks) - relay_ticks))
         relayed=$((left - $(sql -c "SELECT count(*) FROM outbox_event WHERE published_at IS NULL")))
     fi
