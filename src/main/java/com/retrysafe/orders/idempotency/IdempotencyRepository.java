@@ -6,6 +6,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 
 import com.retrysafe.orders.db.DatabaseErrors;
 import com.retrysafe.orders.db.Rows;
+import com.retrysafe.orders.db.WithQuery;
 
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.RowSet;
@@ -45,14 +46,17 @@ public class IdempotencyRepository {
      * RETURNING lifts the lock bound for the rest of the transaction, once the key is ours: its
      * statements are limited by statement_timeout (idempotency.db-timeout) alone. In one statement
      * with the claim: PostgreSQL's work per create is what bounds the creates per second on a small
-     * machine (bench/README.md).
+     * machine (bench/README.md). For the same reason it draws the id of the resource the step will
+     * create, when the request names a sequence (nextval of NULL is NULL): the step can then write its
+     * answer, which holds that id, in its own statement (STORE_ANSWER_FOR_EACH).
      */
     private static final String CLAIM = """
             INSERT INTO idempotency_record (owner_id, operation, idempotency_key, request_hash, status, expires_at)
             VALUES ($1, $2, $3, $4, 'PROCESSING', now() + $5::bigint * interval '1 millisecond')
             ON CONFLICT (owner_id, operation, idempotency_key) DO NOTHING
             RETURNING id, (extract(epoch FROM expires_at) * 1000)::bigint AS expires_at_ms,
-                      set_config('lock_timeout', '0', true) AS lock_bound_lifted
+                      set_config('lock_timeout', '0', true) AS lock_bound_lifted,
+                      nextval($6::text::regclass) AS reserved_id
             """;
 
     /*
@@ -94,7 +98,8 @@ public class IdempotencyRepository {
               FROM expired
              WHERE r.id = expired.id
             RETURNING r.id, (extract(epoch FROM r.expires_at) * 1000)::bigint AS expires_at_ms,
-                      set_config('lock_timeout', '0', true) AS lock_bound_lifted
+                      set_config('lock_timeout', '0', true) AS lock_bound_lifted,
+                      nextval($6::text::regclass) AS reserved_id
             """;
 
     /*
@@ -112,6 +117,10 @@ public class IdempotencyRepository {
                    expires_at = CASE WHEN $2::text = 'PROCESSING' THEN 'infinity' ELSE expires_at END
              WHERE id = $1 AND status = 'PROCESSING'
             """;
+
+    /* COMPLETE as the step's own write, for each row of the step's change (Claim.STORE_ANSWER_FOR_EACH). */
+    static final WithQuery COMPLETE_FOR_EACH = new WithQuery(
+            COMPLETE.strip() + " AND EXISTS (SELECT 1 FROM " + WithQuery.ROWS + ")\nRETURNING id", 6);
 
     /*
      * SKIP LOCKED: replicas running the job at once take different rows instead of queueing. Each
@@ -177,10 +186,6 @@ public class IdempotencyRepository {
                 .map(Rows.firstOrNull(IdempotencyRecord::from));
     }
 
-    /** The key, claimed: the new record and when it expires (epoch milliseconds, database clock). */
-    public record Claim(long recordId, long expiresAtMillis) {
-    }
-
     /**
      * Claims a free key inside the caller's transaction. Emits the claim when this request now owns
      * the key, {@code null} when a committed record is there (live, or expired and left for
@@ -211,8 +216,9 @@ public class IdempotencyRepository {
     private static Uni<Claim> claimWith(SqlConnection tx, String sql, IdempotentRequest request, Duration retention) {
         return tx.preparedQuery(sql)
                 .execute(Tuple.of(request.ownerId(), request.operation().name(), request.key().value(),
-                        request.fingerprint(), retention.toMillis()))
-                .map(Rows.firstOrNull(row -> new Claim(row.getLong("id"), row.getLong("expires_at_ms"))))
+                        request.fingerprint(), retention.toMillis(), request.reserveIdFrom()))
+                .map(Rows.firstOrNull(row -> new Claim(row.getLong("id"), row.getLong("expires_at_ms"),
+                        row.getLong("reserved_id"))))
                 .onFailure(failure -> DatabaseErrors.hasSqlState(failure, DatabaseErrors.LOCK_NOT_AVAILABLE))
                 .transform(failure -> new InFlightWaitExpired());
     }
@@ -224,19 +230,25 @@ public class IdempotencyRepository {
     public Uni<StoredResponse> complete(SqlConnection tx, long recordId, StepResult result) {
         StoredResponse response = result.response();
         return tx.preparedQuery(COMPLETE)
-                .execute(Tuple.tuple()
-                        .addLong(recordId)
-                        .addString(result.status().name())
-                        .addInteger(response.status())
-                        .addString(response.bodyJson())
-                        .addString(response.location())
-                        .addLong(response.resourceId()))
+                .execute(addAnswer(Tuple.tuple(), recordId, result))
                 .map(rows -> {
                     if (rows.rowCount() != 1) {
                         throw new IllegalStateException("Idempotency record " + recordId + " was not PROCESSING");
                     }
                     return response;
                 });
+    }
+
+    /** COMPLETE's parameters, and COMPLETE_FOR_EACH's. */
+    static Tuple addAnswer(Tuple parameters, long recordId, StepResult result) {
+        StoredResponse response = result.response();
+        return parameters
+                .addLong(recordId)
+                .addString(result.status().name())
+                .addInteger(response.status())
+                .addString(response.bodyJson())
+                .addString(response.location())
+                .addLong(response.resourceId());
     }
 
     /**

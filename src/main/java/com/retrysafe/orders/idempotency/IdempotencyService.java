@@ -87,14 +87,15 @@ public class IdempotencyService {
      *        it must use only the connection it is given
      */
     public Uni<IdempotentResponse> execute(IdempotentRequest request, Function<SqlConnection, Uni<StepResult>> step) {
-        return execute(request, (tx, recordId) -> step.apply(tx), null);
+        return execute(request, (tx, claim) -> step.apply(tx), null);
     }
 
     /**
      * For an operation whose step may end {@link StepResult#accepted accepted}: a duplicate that
      * finds the accepted request still unfinished is answered by {@code inProgress} (counted as
      * replayed) instead of waiting and getting {@code 409 request-in-progress}. The step is told
-     * the claimed record's id, which accepted work keeps to end the record by.
+     * its claim: the record's id, which accepted work keeps to end the record by, and the id
+     * reserved for the resource it creates.
      *
      * @param inProgress null for operations that never accept (a PROCESSING record then always
      *        means a request still running)
@@ -220,13 +221,11 @@ public class IdempotencyService {
                         : Uni.createFrom().item(ProtocolRules.afterLostClaim(null, request.fingerprint())));
     }
 
-    private Uni<Found> runClaimed(SqlConnection tx, IdempotencyRepository.Claim claim, ClaimedStep step) {
-        // Both statements are sent before either answer comes back (one round trip, not two); the
-        // server runs them in this order, and a failure of either rolls the transaction back.
-        return step.run(tx, claim.recordId())
-                .flatMap(result -> Uni.combine().all()
-                        .unis(result.lastWrite(), repository.complete(tx, claim.recordId(), result))
-                        .with((written, stored) -> ProtocolRules.executed(claim, result, stored)));
+    private Uni<Found> runClaimed(SqlConnection tx, Claim claim, ClaimedStep step) {
+        return step.run(tx, claim).flatMap(result -> result.storedByStep()
+                ? Uni.createFrom().item(ProtocolRules.executed(claim, result, result.response()))
+                : repository.complete(tx, claim.recordId(), result)
+                        .map(stored -> ProtocolRules.executed(claim, result, stored)));
     }
 
     /**

@@ -1,7 +1,5 @@
 package com.retrysafe.orders.idempotency;
 
-import io.smallrye.mutiny.Uni;
-
 /**
  * What an operation's business step ended with. Two kinds are final and replayed: a success,
  * or a deterministic failure (such as insufficient stock) that would fail the same way again.
@@ -10,12 +8,10 @@ import io.smallrye.mutiny.Uni;
  * writes the final response into it. A transient failure is not a result: the step fails its
  * {@code Uni} and the transaction, the idempotency claim included, rolls back.
  */
-public record StepResult(RecordStatus status, StoredResponse response, Uni<Void> lastWrite) {
-
-    private static final Uni<Void> NO_WRITE = Uni.createFrom().voidItem();
+public record StepResult(RecordStatus status, StoredResponse response, boolean storedByStep) {
 
     private StepResult(RecordStatus status, StoredResponse response) {
-        this(status, response, NO_WRITE);
+        this(status, response, false);
     }
 
     public static StepResult succeeded(int httpStatus, String bodyJson, String location, long resourceId) {
@@ -23,15 +19,17 @@ public record StepResult(RecordStatus status, StoredResponse response, Uni<Void>
     }
 
     /**
-     * This result, with the step's last write not yet sent: it goes out in the same round trip as
-     * the statement that stores the response (pipelined on the transaction's connection, in that
-     * order), and its failure fails the transaction like any other. Only for a write whose outcome
-     * the response does not depend on, such as the outbox row of an event.
+     * This result, already stored on the claimed record by the step's own statement
+     * ({@link Claim#STORE_ANSWER_FOR_EACH}): one statement less per request.
      *
-     * @param write lazy: not subscribed yet
+     * @param recordsStored how many records that statement stored it on; anything but 1 fails the
+     *        transaction (the claimed record was not PROCESSING: never while this request holds it)
      */
-    public StepResult withLastWrite(Uni<Void> write) {
-        return new StepResult(status, response, write);
+    public StepResult storedByStep(long recordsStored) {
+        if (recordsStored != 1) {
+            throw new IllegalStateException("The step's answer was stored on " + recordsStored + " records, not 1");
+        }
+        return new StepResult(status, response, true);
     }
 
     /**

@@ -10,6 +10,9 @@ import io.vertx.mutiny.sqlclient.Row;
 @JsonPropertyOrder({ "orderId", "orderNo", "status", "skuId", "quantity" })
 public record Order(long orderId, String orderNo, String status, long skuId, int quantity) {
 
+    /** A new order's status. */
+    public static final String CREATED = "CREATED";
+
     public static Order from(Row row) {
         return new Order(row.getLong("id"), row.getString("order_no"), row.getString("status"),
                 row.getLong("sku_id"), row.getInteger("quantity"));

@@ -16,7 +16,6 @@ import com.retrysafe.orders.idempotency.Decision.InProgress;
 import com.retrysafe.orders.idempotency.Decision.KeyFree;
 import com.retrysafe.orders.idempotency.Decision.RecordGone;
 import com.retrysafe.orders.idempotency.Decision.Replayed;
-import com.retrysafe.orders.idempotency.IdempotencyRepository.Claim;
 import com.retrysafe.orders.idempotency.cache.CacheLookup;
 import com.retrysafe.orders.idempotency.cache.CachedResponse;
 import com.retrysafe.orders.idempotency.cache.InFlightMarker;

@@ -8,6 +8,7 @@ import java.util.UUID;
 import jakarta.enterprise.context.ApplicationScoped;
 
 import com.retrysafe.orders.db.Rows;
+import com.retrysafe.orders.db.WithQuery;
 
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
@@ -19,10 +20,15 @@ import io.vertx.mutiny.sqlclient.Tuple;
 @ApplicationScoped
 public class OutboxRepository {
 
-    private static final String INSERT = """
+    private static final String INSERT_INTO = """
             INSERT INTO outbox_event (event_id, aggregate_type, aggregate_id, event_type, payload, trace_parent)
-            VALUES ($1, $2, $3, $4, $5::text::jsonb, $6)
             """;
+
+    private static final String INSERT = INSERT_INTO + "VALUES ($1, $2, $3, $4, $5::text::jsonb, $6)";
+
+    /** INSERT as a business statement's own write: the event exists exactly when that statement's change does. */
+    static final WithQuery INSERT_FOR_EACH = new WithQuery(
+            INSERT_INTO + "SELECT $1, $2, $3, $4, $5::text::jsonb, $6 FROM " + WithQuery.ROWS, 6);
 
     /*
      * The oldest due row of each aggregate that has no earlier unpublished row, so a later event
@@ -102,13 +108,8 @@ public class OutboxRepository {
                                  FOR UPDATE SKIP LOCKED)
             """;
 
-    /** @param traceParent the W3C traceparent of the writing transaction, null outside a trace */
-    public Uni<Void> insert(SqlClient client, UUID eventId, String aggregateType, String aggregateId,
-            String eventType, String payloadJson, String traceParent) {
-        return client.preparedQuery(INSERT)
-                .execute(Tuple.tuple().addUUID(eventId).addString(aggregateType).addString(aggregateId)
-                        .addString(eventType).addString(payloadJson).addString(traceParent))
-                .replaceWithVoid();
+    public Uni<Void> insert(SqlClient client, NewEvent event) {
+        return client.preparedQuery(INSERT).execute(event.addTo(Tuple.tuple())).replaceWithVoid();
     }
 
     /** @param tx the relay's transaction: the claim's planner settings last as long as it */

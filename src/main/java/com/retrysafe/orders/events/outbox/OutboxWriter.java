@@ -12,8 +12,9 @@ import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.SqlConnection;
 
 /**
- * The one way to emit an event: a row in {@code outbox_event}, written on the caller's
- * transaction, so the event exists exactly when the business change does. The relay publishes it
+ * How an event is emitted: a row in {@code outbox_event}, written on the caller's transaction
+ * ({@link #write}), or by the business statement itself ({@link #event}), so the event exists
+ * exactly when the business change does. The relay publishes it
  * after the commit, continuing the trace of the writing request, whose traceparent the row keeps.
  */
 @ApplicationScoped
@@ -42,8 +43,24 @@ public class OutboxWriter {
         String traceParent = TraceContext.current();
         // A payload that cannot be written fails the returned Uni (the transaction rolls back), not this call.
         return Uni.createFrom().item(() -> JsonText.write(json, payload, "An event payload could not be serialized"))
-                .flatMap(payloadJson -> repository.insert(tx, UUID.randomUUID(), aggregateType, aggregateId, eventType,
-                        payloadJson, traceParent))
+                .flatMap(payloadJson -> repository.insert(tx, new NewEvent(UUID.randomUUID(), aggregateType,
+                        aggregateId, eventType, payloadJson, traceParent)))
                 .invoke(metrics::written);
+    }
+
+    /**
+     * An event that the business statement writes itself ({@link NewEvent#INSERT_FOR_EACH}), taken
+     * in the writing request's trace. Once that statement has written it, say so with {@link #written}.
+     *
+     * @param payloadJson the payload as the API serializes it
+     */
+    public NewEvent event(String aggregateType, String aggregateId, String eventType, String payloadJson) {
+        return new NewEvent(UUID.randomUUID(), aggregateType, aggregateId, eventType, payloadJson,
+                TraceContext.current());
+    }
+
+    /** Counts an event that a business statement wrote itself. */
+    public void written() {
+        metrics.written();
     }
 }

@@ -6,32 +6,50 @@ import java.util.List;
 import jakarta.enterprise.context.ApplicationScoped;
 
 import com.retrysafe.orders.db.Rows;
+import com.retrysafe.orders.events.outbox.NewEvent;
+import com.retrysafe.orders.idempotency.Claim;
+import com.retrysafe.orders.idempotency.StepResult;
 import com.retrysafe.orders.order.Order;
 
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.SqlClient;
+import io.vertx.mutiny.sqlclient.SqlConnection;
 import io.vertx.mutiny.sqlclient.Tuple;
 
 /** The {@code purchase_order} table. Every method takes the client it runs on. */
 @ApplicationScoped
 public class OrderRepository {
 
+    /** The sequence of purchase_order.id: the claim draws the new order's id from it (Claim.reservedId). */
+    public static final String ID_SEQUENCE = "purchase_order_id_seq";
+
     /*
-     * Takes the stock and inserts the order in one statement (one round trip). The guarded
-     * UPDATE locks the SKU row, so concurrent orders on one SKU queue there and can never take
-     * more than is available; no row comes back when the SKU is unknown or short.
+     * A create's whole step in one statement (PostgreSQL's work per create follows the statements
+     * more than the rows: bench/README.md, "the shapes a create could take"). The guarded UPDATE
+     * locks the SKU row, so concurrent orders on one SKU queue there and can never take more than
+     * is available. Only when it took the stock is the order inserted, and, for each such order, its
+     * event (API.md section 9) and the request's answer on the claimed record, both written by the
+     * SQL their features lend. When the SKU is unknown or short nothing is written, and placed says
+     * so. The answer holds the order's id, drawn with the claim, so the order is inserted with it.
      */
-    private static final String INSERT_TAKING_STOCK = """
+    private static final String PLACE = """
             WITH taken AS (
                 UPDATE sku_inventory
-                   SET available = available - $4, updated_at = now()
-                 WHERE sku_id = $3 AND available >= $4
+                   SET available = available - $5, updated_at = now()
+                 WHERE sku_id = $4 AND available >= $5
                 RETURNING sku_id
+            ), placed AS (
+                INSERT INTO purchase_order (id, order_no, owner_id, sku_id, quantity, status)
+                SELECT $1, $2, $3, taken.sku_id, $5, $6 FROM taken
+                RETURNING id
+            ), event AS (
+            %s
+            ), answer AS (
+            %s
             )
-            INSERT INTO purchase_order (order_no, owner_id, sku_id, quantity, status)
-            SELECT $1, $2, taken.sku_id, $4, 'CREATED' FROM taken
-            RETURNING id, order_no, status, sku_id, quantity
-            """;
+            SELECT EXISTS (SELECT 1 FROM placed) AS placed, (SELECT count(*) FROM answer) AS answers_stored
+            """.formatted(NewEvent.INSERT_FOR_EACH.placed("placed", 7),
+            Claim.STORE_ANSWER_FOR_EACH.placed("placed", 7 + NewEvent.INSERT_FOR_EACH.parameters()));
 
     private static final String FIND_FOR_OWNER = """
             SELECT id, order_no, status, sku_id, quantity
@@ -63,11 +81,18 @@ public class OrderRepository {
             UPDATE purchase_order SET status = 'PAID' WHERE id = $1
             """;
 
-    /** Emits the new order, or {@code null} when the SKU is unknown or lacks the stock. */
-    public Uni<Order> insertTakingStock(SqlClient client, String orderNo, long ownerId, long skuId, int quantity) {
-        return client.preparedQuery(INSERT_TAKING_STOCK)
-                .execute(Tuple.of(orderNo, ownerId, skuId, quantity))
-                .map(Rows.firstOrNull(Order::from));
+    /**
+     * Takes the stock and inserts {@code order} with its event and the request's answer, in the
+     * claiming transaction. Emits on how many records the answer was stored (1), or {@code null}
+     * when the SKU is unknown or lacks the stock: then nothing was written.
+     */
+    public Uni<Long> place(SqlConnection tx, Order order, long ownerId, NewEvent event, Claim claim,
+            StepResult answer) {
+        Tuple parameters = Tuple.tuple().addLong(order.orderId()).addString(order.orderNo()).addLong(ownerId)
+                .addLong(order.skuId()).addInteger(order.quantity()).addString(order.status());
+        return tx.preparedQuery(PLACE)
+                .execute(claim.addAnswer(event.addTo(parameters), answer))
+                .map(Rows.firstOrNull(row -> row.getBoolean("placed") ? row.getLong("answers_stored") : null));
     }
 
     public Uni<Order> findForOwner(SqlClient client, long orderId, long ownerId) {

@@ -10,7 +10,9 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.retrysafe.orders.common.JsonText;
 import com.retrysafe.orders.db.DatabaseConfig;
 import com.retrysafe.orders.db.Deadline;
+import com.retrysafe.orders.events.outbox.NewEvent;
 import com.retrysafe.orders.events.outbox.OutboxWriter;
+import com.retrysafe.orders.idempotency.Claim;
 import com.retrysafe.orders.idempotency.Fingerprint;
 import com.retrysafe.orders.idempotency.IdempotencyKey;
 import com.retrysafe.orders.idempotency.IdempotencyService;
@@ -65,22 +67,40 @@ public class OrderService {
                 .field("skuId", skuId)
                 .field("quantity", quantity)
                 .sha256();
-        IdempotentRequest request = new IdempotentRequest(Operation.CREATE_ORDER, ownerId, key, fingerprint);
-        return idempotency.execute(request, tx -> placeOrder(tx, ownerId, skuId, quantity));
+        IdempotentRequest request = new IdempotentRequest(Operation.CREATE_ORDER, ownerId, key, fingerprint,
+                OrderRepository.ID_SEQUENCE);
+        return idempotency.execute(request, (tx, claim) -> placeOrder(tx, claim, ownerId, skuId, quantity), null);
     }
 
-    private Uni<StepResult> placeOrder(SqlConnection tx, long ownerId, long skuId, int quantity) {
-        return orders.insertTakingStock(tx, newOrderNo(), ownerId, skuId, quantity)
-                .flatMap(order -> order != null
-                        // The event commits or rolls back with the order (API.md section 9).
-                        ? Uni.createFrom().item(() -> StepResult.succeeded(201, toJson(order),
-                                "/api/orders/" + order.orderId(), order.orderId())
-                                .withLastWrite(outbox.write(tx, "order", Long.toString(order.orderId()),
-                                        "order.created", order)))
-                        : inventory.find(tx, skuId).map(sku -> sku == null
-                                ? rejected(ProblemType.UNKNOWN_SKU, "SKU " + skuId + " does not exist")
-                                : rejected(ProblemType.INSUFFICIENT_STOCK,
-                                        "SKU " + skuId + " does not have " + quantity + " units available")));
+    /**
+     * The order, its event and the answer are written by one statement; the answer and the event
+     * carry one JSON text, the order's, made before it from the id drawn with the claim.
+     */
+    private Uni<StepResult> placeOrder(SqlConnection tx, Claim claim, long ownerId, long skuId, int quantity) {
+        long orderId = claim.reservedId();
+        Order order = new Order(orderId, newOrderNo(), Order.CREATED, skuId, quantity);
+        // Made inside the Uni: a body that cannot be serialized fails the transaction, not this call.
+        return Uni.createFrom().item(() -> StepResult.succeeded(201, toJson(order), "/api/orders/" + orderId, orderId))
+                .flatMap(created -> {
+                    // The event commits or rolls back with the order (API.md section 9).
+                    NewEvent event = outbox.event("order", Long.toString(orderId), "order.created",
+                            created.response().bodyJson());
+                    return orders.place(tx, order, ownerId, event, claim, created)
+                            .flatMap(answersStored -> {
+                                if (answersStored == null) {
+                                    return rejection(tx, skuId, quantity);
+                                }
+                                outbox.written();
+                                return Uni.createFrom().item(created.storedByStep(answersStored));
+                            });
+                });
+    }
+
+    private Uni<StepResult> rejection(SqlConnection tx, long skuId, int quantity) {
+        return inventory.find(tx, skuId).map(sku -> sku == null
+                ? rejected(ProblemType.UNKNOWN_SKU, "SKU " + skuId + " does not exist")
+                : rejected(ProblemType.INSUFFICIENT_STOCK,
+                        "SKU " + skuId + " does not have " + quantity + " units available"));
     }
 
     /** Deterministic: the same request would fail the same way, so the failure is recorded and replayed. */

@@ -66,7 +66,7 @@ public class PaymentService {
                 .field("currency", currency)
                 .sha256();
         IdempotentRequest request = new IdempotentRequest(Operation.PAY_ORDER, ownerId, key, fingerprint);
-        return idempotency.execute(request, (tx, recordId) -> accept(tx, recordId, ownerId, orderId, amount, currency),
+        return idempotency.execute(request, (tx, claim) -> accept(tx, claim.recordId(), ownerId, orderId, amount, currency),
                 this::current);
     }
 

@@ -1,0 +1,115 @@
+package com.retrysafe.orders.order;
+
+import static com.retrysafe.orders.support.Api.orderBody;
+import static com.retrysafe.orders.support.Api.skuWithStock;
+import static io.restassured.RestAssured.given;
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+
+import jakarta.inject.Inject;
+
+import org.junit.jupiter.api.Test;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.retrysafe.orders.support.Db;
+import com.retrysafe.orders.support.Spans;
+import com.retrysafe.orders.support.TestIds;
+import com.retrysafe.orders.support.Tokens;
+
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
+import io.opentelemetry.sdk.trace.data.SpanData;
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.response.Response;
+
+/**
+ * Issue 17: PostgreSQL's work per create follows the statements it is sent more than the rows it
+ * writes (bench/README.md, "the shapes a create could take"). A create sends the lookup, the claim,
+ * one statement that takes the stock, inserts the order and its event and stores the answer on the
+ * record, and COMMIT. Counted on the request's client spans (the SQL client traces each statement),
+ * and the rows that one statement wrote are checked, field by field.
+ */
+@QuarkusTest
+class CreateStatementsTest {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @Inject
+    InMemorySpanExporter spans;
+
+    @Test
+    void theOrderItsEventAndTheStoredAnswerAreOneStatement() throws Exception {
+        long owner = TestIds.owner();
+        long sku = skuWithStock(3);
+        String key = TestIds.key();
+        String traceId = hex(16);
+
+        Response created = given()
+                .header("Authorization", "Bearer " + Tokens.user(owner))
+                .header("Idempotency-Key", key)
+                .header("traceparent", "00-" + traceId + "-" + hex(8) + "-01")
+                .contentType("application/json")
+                .body(orderBody(sku, 2))
+                .when().post("/api/orders");
+        created.then().statusCode(201);
+        long orderId = created.jsonPath().getLong("orderId");
+
+        List<SpanData> statements = await().atMost(Duration.ofSeconds(15)).until(
+                () -> databaseCalls(traceId), calls -> calls.stream().anyMatch(s -> s.getName().equals("COMMIT")));
+        String described = Spans.describe(statements);
+        assertEquals(4, statements.size(), "the lookup, the claim, the step with its answer, COMMIT:" + described);
+        String step = statement(statements.get(2));
+        for (String part : List.of("UPDATE sku_inventory", "INSERT INTO purchase_order", "INSERT INTO outbox_event",
+                "UPDATE idempotency_record")) {
+            assertTrue(step.contains(part), part + " in the third statement:" + described);
+        }
+
+        // What that statement wrote: the stock, the order, its event and the answer, which are one text.
+        assertEquals(1, Db.stock(sku));
+        Map<String, Object> order = Db.row("SELECT order_no, owner_id, sku_id, quantity, status FROM purchase_order "
+                + "WHERE id = ?", orderId);
+        assertEquals(created.jsonPath().getString("orderNo"), order.get("order_no"));
+        assertEquals(owner, order.get("owner_id"));
+        assertEquals(sku, order.get("sku_id"));
+        assertEquals(2, order.get("quantity"));
+        assertEquals("CREATED", order.get("status"));
+        Map<String, Object> record = Db.record(owner, key);
+        assertEquals("SUCCEEDED", record.get("status"));
+        assertEquals(orderId, record.get("resource_id"));
+        assertEquals(created.asString(), record.get("response_json"));
+        Map<String, Object> event = Db.row("SELECT event_type, payload::text AS payload, trace_parent FROM outbox_event "
+                + "WHERE aggregate_type = 'order' AND aggregate_id = ?", Long.toString(orderId));
+        assertEquals("order.created", event.get("event_type"));
+        assertEquals(JSON.readTree(created.asString()), JSON.readTree((String) event.get("payload")));
+        assertTrue(String.valueOf(event.get("trace_parent")).contains(traceId), String.valueOf(event));
+    }
+
+    private List<SpanData> databaseCalls(String traceId) {
+        return Spans.ofTrace(spans, traceId).stream()
+                .filter(span -> span.getKind() == SpanKind.CLIENT)
+                .filter(span -> span.getName().equals("COMMIT") || !statement(span).isEmpty())
+                .sorted(Comparator.comparingLong(SpanData::getStartEpochNanos))
+                .toList();
+    }
+
+    private static String statement(SpanData span) {
+        return span.getAttributes().asMap().entrySet().stream()
+                .filter(e -> e.getKey().getKey().equals("db.statement") || e.getKey().getKey().equals("db.query.text"))
+                .map(e -> String.valueOf(e.getValue()))
+                .findFirst().orElse("");
+    }
+
+    private static String hex(int bytes) {
+        byte[] random = new byte[bytes];
+        ThreadLocalRandom.current().nextBytes(random);
+        return HexFormat.of().formatHex(random);
+    }
+}
