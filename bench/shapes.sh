@@ -3,11 +3,15 @@
 # pgbench against the local PostgreSQL (127.0.0.1:5432, user postgres, trust), in a scratch
 # database dropped at exit. Each shape writes the same rows (record, stock, order, outbox row):
 #
-#   ceiling          bench/ceiling.sql, exactly the service's SQL (7 statements)
+#   ceiling          bench/ceiling.sql, exactly the service's SQL (5 statements, since 2026-12-04:
+#                    the step's writes and the record's answer in one statement, the order's id
+#                    drawn with the claim)
+#   split            the service's SQL before that (7: the order, its event and the answer apart)
 #   write-once       the record inserted once at the end, under an advisory lock (8)
-#   no-lookup        the ceiling without the read before the transaction (6; made from ceiling.sql)
-#   fused            the step's writes and the record's answer in one statement (5)
-#   fused-no-lookup  both (4: the fewest that keep the claim before the step; made from fused.sql)
+#   no-lookup        the ceiling without the read before the transaction (4; made from ceiling.sql)
+#   fused            the sketch the ceiling was built from: like it, but the answer found by the
+#                    key's scope and the order's id left to its default (5)
+#   fused-no-lookup  that without the lookup (4; made from fused.sql)
 #   floor            bench/floor.sql, everything in one statement (1; no design goes under it)
 #
 # After each window (RELAY=1), bench/shapes/relay.sql drains the outbox rows it left, alone, in
@@ -25,7 +29,7 @@ DURATION=${DURATION:-15}
 CONNECTIONS=${CONNECTIONS:-16 64}
 ROUNDS=${ROUNDS:-2}
 RELAY=${RELAY:-1}
-SHAPES=${SHAPES:-ceiling write-once no-lookup fused fused-no-lookup floor}
+SHAPES=${SHAPES:-ceiling split write-once no-lookup floor}
 PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
 DB="shapes_$(date +%s)_$$"
 PSQL=(psql -X -q -h 127.0.0.1 -U postgres -v ON_ERROR_STOP=1)
@@ -52,7 +56,7 @@ without_lookup() {
       grep -v '^SELECT id, request_hash' "$base"; } >"$file"
     echo "$file"
 }
-statements() { grep -cvE '^(--|\\set|[[:space:]]*$)' "$(script "$1")"; }
+statements() { grep -cvE '^(--|\\g?set|[[:space:]]*$)' "$(script "$1")"; }
 for shape in $SHAPES; do script "$shape" >/dev/null; done
 
 sql() { "${PSQL[@]}" -d "$DB" -At "$@"; }
