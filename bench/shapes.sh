@@ -9,9 +9,8 @@
 #   split            the service's SQL before that (7: the order, its event and the answer apart)
 #   write-once       the record inserted once at the end, under an advisory lock (8)
 #   no-lookup        the ceiling without the read before the transaction (4; made from ceiling.sql)
-#   fused            the sketch the ceiling was built from: like it, but the answer found by the
-#                    key's scope and the order's id left to its default (5)
-#   fused-no-lookup  that without the lookup (4; made from fused.sql)
+#   (fused, the sketch the ceiling was built from, measured like it and was retired; it is
+#   bench/shapes/fused.sql at b0c7de3)
 #   floor            bench/floor.sql, everything in one statement (1; no design goes under it)
 #
 # After each window (RELAY=1), bench/shapes/relay.sql drains the outbox rows it left, alone, in

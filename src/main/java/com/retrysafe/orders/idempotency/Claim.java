@@ -22,10 +22,6 @@ public record Claim(long recordId, long expiresAtMillis, Long reservedId) {
      */
     public static final WithQuery STORE_ANSWER_FOR_EACH = IdempotencyRepository.COMPLETE_FOR_EACH;
 
-    Claim(long recordId, long expiresAtMillis) {
-        this(recordId, expiresAtMillis, null);
-    }
-
     /** Appends the answer's values to the step's parameters, in {@link #STORE_ANSWER_FOR_EACH}'s order. */
     public Tuple addAnswer(Tuple parameters, StepResult result) {
         return IdempotencyRepository.addAnswer(parameters, recordId, result);

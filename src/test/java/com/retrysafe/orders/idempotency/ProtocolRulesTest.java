@@ -49,7 +49,7 @@ class ProtocolRulesTest {
 
     @Test
     void theRequestThatClaimsTheKeyExecutesAndItsAnswerIsKeptUntilTheRecordExpires() {
-        Executed executed = ProtocolRules.executed(new Claim(1, EXPIRES_AT),
+        Executed executed = ProtocolRules.executed(new Claim(1, EXPIRES_AT, null),
                 StepResult.succeeded(201, CREATED.bodyJson(), CREATED.location(), 7), CREATED);
 
         assertEquals(Outcome.EXECUTED, executed.outcome());
@@ -60,7 +60,7 @@ class ProtocolRulesTest {
 
     @Test
     void aDeterministicFailureIsRecordedAndReplayedLikeASuccess() {
-        Executed executed = ProtocolRules.executed(new Claim(1, EXPIRES_AT),
+        Executed executed = ProtocolRules.executed(new Claim(1, EXPIRES_AT, null),
                 StepResult.failedFinal(422, INSUFFICIENT_STOCK.bodyJson()), INSUFFICIENT_STOCK);
         assertEquals(Outcome.EXECUTED, executed.outcome());
         assertTrue(executed.finished());
@@ -132,7 +132,7 @@ class ProtocolRulesTest {
         // The read finds live records only (expires_at > clock_timestamp(), the database's clock):
         // an expired one reads as none, and the claim takes it over with a fresh expiry.
         assertInstanceOf(KeyFree.class, ProtocolRules.onRead(null, FINGERPRINT));
-        Executed executed = ProtocolRules.executed(new Claim(1, EXPIRES_AT + 1),
+        Executed executed = ProtocolRules.executed(new Claim(1, EXPIRES_AT + 1, null),
                 StepResult.succeeded(201, CREATED.bodyJson(), CREATED.location(), 7), CREATED);
         assertEquals(Outcome.EXECUTED, executed.outcome(), "not a replay of the expired record");
         assertEquals(EXPIRES_AT + 1, executed.expiresAtMillis());
@@ -195,7 +195,7 @@ class ProtocolRulesTest {
 
     @Test
     void anAcceptedRequestIsStoredButNotFinal() {
-        Executed executed = ProtocolRules.executed(new Claim(1, EXPIRES_AT),
+        Executed executed = ProtocolRules.executed(new Claim(1, EXPIRES_AT, null),
                 StepResult.accepted(202, PAYMENT_ACCEPTED.bodyJson(), PAYMENT_ACCEPTED.location(), 9),
                 PAYMENT_ACCEPTED);
 
