@@ -101,23 +101,31 @@ public class OutboxRelay {
                 return Uni.createFrom().item(0);
             }
             List<Uni<Attempt>> attempts = new ArrayList<>(events.size());
+            List<OutboxEvent> toSend = new ArrayList<>(events.size());
             for (OutboxEvent event : events) {
                 if (publisher.inFlight(event.eventId(), forgetUnconfirmedAfter())) {
                     // Sending it again would only queue a second copy behind the first.
                     attempts.add(Uni.createFrom().item(new Attempt(event, new StillUnconfirmed())));
-                    continue;
+                } else {
+                    toSend.add(event);
                 }
-                CompletionStage<Void> confirm = publisher.publish(event);
-                attempts.add(Uni.createFrom().completionStage(confirm)
-                        .ifNoItem().after(config.relay().publishTimeout())
-                        .failWith(() -> {
-                            markPublishedOnLateConfirm(event, confirm);
-                            return new PublishTimeout(config.relay().publishTimeout());
-                        })
-                        .onItemOrFailure().transform((ignored, failure) -> new Attempt(event, failure)));
+            }
+            List<CompletionStage<Void>> confirms = publisher.publish(toSend);
+            for (int i = 0; i < toSend.size(); i++) {
+                attempts.add(awaitConfirm(toSend.get(i), confirms.get(i)));
             }
             return Uni.join().all(attempts).andFailFast().flatMap(results -> record(tx, results));
         });
+    }
+
+    private Uni<Attempt> awaitConfirm(OutboxEvent event, CompletionStage<Void> confirm) {
+        return Uni.createFrom().completionStage(confirm)
+                .ifNoItem().after(config.relay().publishTimeout())
+                .failWith(() -> {
+                    markPublishedOnLateConfirm(event, confirm);
+                    return new PublishTimeout(config.relay().publishTimeout());
+                })
+                .onItemOrFailure().transform((ignored, failure) -> new Attempt(event, failure));
     }
 
     private Uni<Integer> record(SqlConnection tx, List<Attempt> results) {
