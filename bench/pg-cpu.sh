@@ -1,4 +1,4 @@
-# Sourced by bench/run.sh, bench/shapes.sh and bench/request-floor/floor.sh: PostgreSQL's CPU,
+# Sourced by bench/run.sh, bench/shapes.sh, bench/relay-drain.sh and bench/request-floor/floor.sh: PostgreSQL's CPU,
 # counted the same way in each.
 #
 # pg_ticks: clock ticks of the postmaster PG_PID, utime+stime+cutime+cstime (cutime/cstime hold
@@ -36,4 +36,11 @@ pg_settle() {
         sleep 0.05
     done
     echo "pg_settle: backends of the last run still there after 10 s; its PostgreSQL CPU may be short" >&2
+}
+
+# pg_find_postmaster URL: sets PG_PID to the postmaster of the server at URL (postgresql://.../postgres),
+# or dies (the caller's die) when its /proc entry cannot be read.
+pg_find_postmaster() {
+    PG_PID=$(head -n 1 "$(psql -X -A -t "$1" -c 'SHOW data_directory')/postmaster.pid" 2>/dev/null || true)
+    [ -n "$PG_PID" ] && [ -r "/proc/$PG_PID/stat" ] || die "cannot read the postmaster's /proc entry (run as PostgreSQL's host user or root)"
 }

@@ -41,6 +41,8 @@ cleanup() {
 trap cleanup EXIT
 psql -q "$admin" -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"
 
+# shellcheck source=bench/service.sh
+. "$BENCH_DIR/service.sh"
 # shellcheck source=bench/jwt.sh
 . "$BENCH_DIR/jwt.sh"
 new_key_pair
@@ -54,11 +56,7 @@ RUN="prof$(date +%H%M%S)"   # keys are <run>-<scenario>-...: 16 characters at le
     QUARKUS_HTTP_PORT="$PORT" QUARKUS_HTTP_HOST=127.0.0.1 \
     "$JAVA_HOME/bin/java" $JAVA_OPTS -jar quarkus-run.jar >"$OUT/service.log" 2>&1) &
 PID=$!
-for _ in $(seq 1 120); do
-    curl -fs -o /dev/null "http://127.0.0.1:$PORT/q/health/ready" && break
-    kill -0 "$PID" 2>/dev/null || die "the service exited (see $OUT/service.log)"
-    sleep 0.5
-done
+await_ready "$PID" "$PORT" "$OUT/service.log"
 psql -q "$PG_URL" -c "INSERT INTO sku_inventory (sku_id, available) SELECT g, 2000000000 FROM generate_series(1, 1000) g"
 
 # shellcheck source=bench/load.sh

@@ -54,10 +54,9 @@ stop() {
 trap 'stop; rm -rf "$TMP"' EXIT
 
 # PostgreSQL's CPU as bench/run.sh counts it: the postmaster (with the children it reaped) and its live children.
-PG_PID=$(head -n 1 "$(psql -X -A -t "$PG_URL/postgres" -c 'SHOW data_directory')/postmaster.pid" 2>/dev/null || true)
-[ -n "$PG_PID" ] && [ -r "/proc/$PG_PID/stat" ] || die "cannot read the postmaster's /proc entry (run as PostgreSQL's host user or root)"
 # shellcheck source=bench/pg-cpu.sh
 . "$BENCH_DIR/pg-cpu.sh"
+pg_find_postmaster "$PG_URL/postgres"
 ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$PID/stat"; }
 
 # shellcheck source=bench/jwt.sh
