@@ -6,7 +6,7 @@
 # PostgreSQL figure leaves out the filling statement: the same statement is run once and rolled back
 # just before, and its cost is subtracted. It still holds the script's own poll for the last
 # unpublished row (every 0.1 s), and it grows round by round as the published rows pile up (the
-# retention keeps them, and the polls and claims step over their dead index entries): compare
+# retention keeps them; bench/README.md, "the relay's batch in one call"): compare
 # like rounds of two builds.
 #
 #   ./mvnw -B package -DskipTests && bench/relay-drain.sh
