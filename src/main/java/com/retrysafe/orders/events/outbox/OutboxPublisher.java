@@ -160,8 +160,9 @@ public class OutboxPublisher {
         }
         for (Send send : sends) {
             OutboxEvent event = send.event;
+            io.opentelemetry.context.Context writer = TraceContext.parent(event.traceParent());
             send.span = tracer.spanBuilder(BrokerTopology.EXCHANGE + " publish")
-                    .setParent(TraceContext.parent(event.traceParent()))
+                    .setParent(writer)
                     .setSpanKind(SpanKind.PRODUCER)
                     .setAttribute("messaging.system", "rabbitmq")
                     .setAttribute("messaging.operation", "publish")
@@ -170,7 +171,7 @@ public class OutboxPublisher {
                     .setAttribute("messaging.message.id", event.eventId().toString())
                     .startSpan();
             try {
-                channel.send(send, properties(event, send.span), body(event).getBytes(StandardCharsets.UTF_8));
+                channel.send(send, properties(event, writer.with(send.span)), body(event).getBytes(StandardCharsets.UTF_8));
             } catch (IOException | RuntimeException e) {
                 // A closed channel fails each send left, at once; what it had sent is failed by its shutdown.
                 settle(List.of(send), e);
@@ -202,10 +203,10 @@ public class OutboxPublisher {
         }
     }
 
-    private AMQP.BasicProperties properties(OutboxEvent event, Span span) {
+    /** @param publishing the publish span's context, a child of the one that wrote the row */
+    private AMQP.BasicProperties properties(OutboxEvent event, io.opentelemetry.context.Context publishing) {
         Map<String, Object> headers = new HashMap<>(2);
-        io.opentelemetry.context.Context context = TraceContext.parent(event.traceParent()).with(span);
-        W3CTraceContextPropagator.getInstance().inject(context, headers, Map::put);
+        W3CTraceContextPropagator.getInstance().inject(publishing, headers, Map::put);
         if (!headers.containsKey(TraceContext.HEADER) && event.traceParent() != null) {
             // No span of ours to carry (tracing off): the event still carries its writer's context.
             headers.put(TraceContext.HEADER, event.traceParent());
@@ -315,13 +316,16 @@ public class OutboxPublisher {
 
         @Override
         public void handleAck(long tag, boolean multiple) {
-            settle(take(multiple ? awaiting.headMap(tag, true) : awaiting.subMap(tag, true, tag, true)), null);
+            settle(take(answeredBy(tag, multiple)), null);
         }
 
         @Override
         public void handleNack(long tag, boolean multiple) {
-            settle(take(multiple ? awaiting.headMap(tag, true) : awaiting.subMap(tag, true, tag, true)),
-                    new IllegalStateException("the broker refused the message (nack)"));
+            settle(take(answeredBy(tag, multiple)), new IllegalStateException("the broker refused the message (nack)"));
+        }
+
+        private Map<Long, Send> answeredBy(long tag, boolean multiple) {
+            return multiple ? awaiting.headMap(tag, true) : awaiting.subMap(tag, true, tag, true);
         }
 
         private void lost(ShutdownSignalException cause) {
