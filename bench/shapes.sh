@@ -3,12 +3,15 @@
 # pgbench against the local PostgreSQL (127.0.0.1:5432, user postgres, trust), in a scratch
 # database dropped at exit. Each shape writes the same rows (record, stock, order, outbox row):
 #
-#   ceiling          bench/ceiling.sql, exactly the service's SQL (5 statements, since 2026-12-04:
-#                    the step's writes and the record's answer in one statement, the order's id
-#                    drawn with the claim)
-#   split            the service's SQL before that (7: the order, its event and the answer apart)
+#   ceiling          bench/ceiling.sql, exactly the service's SQL (4 statements, since 2026-12-05:
+#                    the claim is the first write of the step's statement, the record inserted
+#                    with its answer; the lookup draws the order's id)
+#   claim-apart      the service's SQL before that (5: the claim a statement of its own, the
+#                    step's writes and the record's answer, an update, in one statement)
+#   split            the SQL before that (7: the order, its event and the answer apart)
 #   write-once       the record inserted once at the end, under an advisory lock (8)
-#   no-lookup        the ceiling without the read before the transaction (4; made from ceiling.sql)
+#   claim-apart-no-lookup  claim-apart without the read before the transaction (4; made from it;
+#                    any shape with a lookup of its own line has a NAME-no-lookup)
 #   (fused, the sketch the ceiling was built from, measured like it and was retired; it is
 #   bench/shapes/fused.sql at b0c7de3)
 #   floor            bench/floor.sql, everything in one statement (1; no design goes under it)
@@ -28,7 +31,7 @@ DURATION=${DURATION:-15}
 CONNECTIONS=${CONNECTIONS:-16 64}
 ROUNDS=${ROUNDS:-2}
 RELAY=${RELAY:-1}
-SHAPES=${SHAPES:-ceiling split write-once no-lookup floor}
+SHAPES=${SHAPES:-ceiling claim-apart split write-once claim-apart-no-lookup floor}
 PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
 DB="shapes_$(date +%s)_$$"
 PSQL=(psql -X -q -h 127.0.0.1 -U postgres -v ON_ERROR_STOP=1)
@@ -40,7 +43,6 @@ script() {
     case $1 in
         ceiling) echo bench/ceiling.sql ;;
         floor) echo bench/floor.sql ;;
-        no-lookup) without_lookup ceiling "$1" ;;
         *-no-lookup) without_lookup "${1%-no-lookup}" "$1" ;;
         *) [ -f "bench/shapes/$1.sql" ] || { echo "unknown shape: $1" >&2; exit 2; }; echo "bench/shapes/$1.sql" ;;
     esac

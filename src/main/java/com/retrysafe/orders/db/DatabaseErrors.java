@@ -60,6 +60,22 @@ public final class DatabaseErrors {
         return false;
     }
 
+    /**
+     * lock_timeout fired while the statement waited for another transaction's row of
+     * {@code table} (a row lock, or a key that an open transaction inserted): PostgreSQL names the
+     * row's table in the error's context. A wait for a lock on a whole table, which a statement
+     * takes before it runs (DDL, {@code LOCK TABLE}), has no such context.
+     */
+    public static boolean lockTimeoutOnRowOf(Throwable failure, String table) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof PgException pg) {
+                return LOCK_NOT_AVAILABLE.equals(pg.getSqlState()) && pg.getWhere() != null
+                        && pg.getWhere().contains("\"" + table + "\"");
+            }
+        }
+        return false;
+    }
+
     /** A short, safe description for logs: the SQLSTATE or the failure's kind, never SQL text. */
     public static String describe(Throwable failure) {
         for (Throwable t = failure; t != null; t = t.getCause()) {

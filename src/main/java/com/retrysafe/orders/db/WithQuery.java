@@ -34,7 +34,12 @@ public record WithQuery(String sql, int parameters) {
      * @param first the number the borrower gives this write's first parameter
      */
     public String placed(String rows, int first) {
-        Matcher numbered = PARAMETER.matcher(sql.replace(ROWS, rows));
+        return numberedFrom(sql.replace(ROWS, rows), parameters, first);
+    }
+
+    /** {@code sql}'s parameters {@code $1} to {@code $parameters} renumbered to start at {@code $first}. */
+    static String numberedFrom(String sql, int parameters, int first) {
+        Matcher numbered = PARAMETER.matcher(sql);
         StringBuilder renumbered = new StringBuilder();
         while (numbered.find()) {
             int own = Integer.parseInt(numbered.group(1));

@@ -9,8 +9,13 @@ import com.retrysafe.orders.web.ProblemException;
  */
 sealed interface Decision {
 
-    /** Step 1 found no live record (none, or only an expired one): step 2 claims the key. */
-    record KeyFree() implements Decision {
+    /**
+     * Step 1 found no live record (none, or only an expired one): step 2 claims the key.
+     *
+     * @param reservedId the id step 1 drew for the resource the step creates; null when the
+     *        request reserves none
+     */
+    record KeyFree(Long reservedId) implements Decision {
     }
 
     /** What a record, once met, leads to. */

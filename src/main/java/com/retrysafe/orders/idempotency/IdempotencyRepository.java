@@ -5,6 +5,7 @@ import java.time.Duration;
 import jakarta.enterprise.context.ApplicationScoped;
 
 import com.retrysafe.orders.db.DatabaseErrors;
+import com.retrysafe.orders.db.LeadQuery;
 import com.retrysafe.orders.db.Rows;
 import com.retrysafe.orders.db.WithQuery;
 
@@ -17,6 +18,9 @@ import io.vertx.mutiny.sqlclient.Tuple;
 /** The {@code idempotency_record} table. Every method takes the client it runs on. */
 @ApplicationScoped
 public class IdempotencyRepository {
+
+    /** The table; PostgreSQL names it in a lock wait for one of its rows. */
+    static final String TABLE = "idempotency_record";
 
     private static final Uni<Object> NOTHING_TO_SET = Uni.createFrom().nullItem();
 
@@ -32,6 +36,23 @@ public class IdempotencyRepository {
               FROM idempotency_record
              WHERE owner_id = $1 AND operation = $2 AND idempotency_key = $3
                AND expires_at > clock_timestamp()
+            """;
+
+    /*
+     * FIND_LIVE for a request that reserves the id of the resource its step creates: when the key
+     * is free it also draws that id, in the same round trip, so the step can write its answer
+     * (which holds the id) with the claim (FreeKey). Always one row: the record's columns are null
+     * when there is no live record, and the id is drawn only then.
+     */
+    private static final String FIND_LIVE_OR_RESERVE = """
+            SELECT r.id, r.request_hash, r.status, r.http_status, r.response_json, r.response_location, r.resource_id,
+                   CASE WHEN r.expires_at = 'infinity' THEN NULL
+                        ELSE (extract(epoch FROM r.expires_at) * 1000)::bigint END AS expires_at_ms,
+                   CASE WHEN r.id IS NULL THEN nextval($4::text::regclass) END AS reserved_id
+              FROM (VALUES (1)) AS read_once (one)
+              LEFT JOIN idempotency_record r
+                ON r.owner_id = $1 AND r.operation = $2 AND r.idempotency_key = $3
+               AND r.expires_at > clock_timestamp()
             """;
 
     /*
@@ -58,6 +79,22 @@ public class IdempotencyRepository {
                       set_config('lock_timeout', '0', true) AS lock_bound_lifted,
                       nextval($6::text::regclass) AS reserved_id
             """;
+
+    /*
+     * CLAIM with the step's finished answer already on the record, as the first write of the step's
+     * own statement (FreeKey): the record is inserted once, in its final state, and never updated.
+     * It waits for a key held by an open transaction, and lifts the lock bound once the key is
+     * ours, exactly as CLAIM does; the step's writes come after it (they depend on its row), so
+     * their lock waits are bounded by statement_timeout alone. No row when a committed record holds
+     * the key: the step then writes nothing, and the protocol reads the winner as after CLAIM.
+     */
+    static final LeadQuery CLAIM_WITH_ANSWER = new LeadQuery("""
+            INSERT INTO idempotency_record (owner_id, operation, idempotency_key, request_hash, status, http_status,
+                                            response_json, response_location, resource_id, expires_at)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, now() + $10::bigint * interval '1 millisecond')
+            ON CONFLICT (owner_id, operation, idempotency_key) DO NOTHING
+            RETURNING id, (extract(epoch FROM expires_at) * 1000)::bigint AS expires_at_ms,
+                      set_config('lock_timeout', '0', true) AS lock_bound_lifted""", 10);
 
     /*
      * The takeover of an expired, finished record that the cleanup has not deleted yet: the key is
@@ -187,6 +224,21 @@ public class IdempotencyRepository {
     }
 
     /**
+     * Step 1's read: the key's live record, or, when there is none, the id reserved for the
+     * resource the step creates ({@code null} for a request that reserves none).
+     */
+    public Uni<Read> readBeforeClaim(SqlClient client, IdempotentRequest request) {
+        if (request.reserveIdFrom() == null) {
+            return findLive(client, request).map(live -> new Read(live, null));
+        }
+        return client.preparedQuery(FIND_LIVE_OR_RESERVE)
+                .execute(Tuple.of(request.ownerId(), request.operation().name(), request.key().value(),
+                        request.reserveIdFrom()))
+                .map(Rows.firstOrNull(row -> row.getLong("id") == null ? new Read(null, row.getLong("reserved_id"))
+                        : new Read(IdempotencyRecord.from(row), null)));
+    }
+
+    /**
      * Claims a free key inside the caller's transaction. Emits the claim when this request now owns
      * the key, {@code null} when a committed record is there (live, or expired and left for
      * {@link #takeOverExpired}), and fails with {@link InFlightWaitExpired} when another request
@@ -195,13 +247,23 @@ public class IdempotencyRepository {
      * @param holderWait how long a key held by another request's open transaction is waited for
      */
     public Uni<Claim> claim(SqlConnection tx, IdempotentRequest request, Duration retention, HolderWait holderWait) {
+        return whileHolderWaits(tx, holderWait, claimWith(tx, CLAIM, request, retention));
+    }
+
+    /**
+     * {@code claiming}, a statement that claims the key (sent right after), waiting at most
+     * {@code holderWait} for another request holding it. A wait past it fails with
+     * {@link InFlightWaitExpired}.
+     */
+    public <T> Uni<T> whileHolderWaits(SqlConnection tx, HolderWait holderWait, Uni<T> claiming) {
         // The wait for a concurrent holder of the key is bounded by the connection's default
         // lock_timeout, idempotency.in-flight-wait (see BoundedPgPoolCreator); the claim lifts it
         // once the key is taken. 1 ms, not 0: lock_timeout = 0 means no bound at all.
         Uni<?> failFastIfHeld = holderWait == HolderWait.IN_FLIGHT_WAIT ? NOTHING_TO_SET
                 : tx.query("SET LOCAL lock_timeout = 1").execute();
-        Uni<Claim> claim = claimWith(tx, CLAIM, request, retention);
-        return Uni.combine().all().unis(failFastIfHeld, claim).with((ignored, claimed) -> claimed);
+        Uni<T> claimed = claiming.onFailure(failure -> DatabaseErrors.hasSqlState(failure, DatabaseErrors.LOCK_NOT_AVAILABLE))
+                .transform(failure -> new InFlightWaitExpired());
+        return Uni.combine().all().unis(failFastIfHeld, claimed).with((ignored, claim) -> claim);
     }
 
     /**
@@ -289,6 +351,16 @@ public class IdempotencyRepository {
 
     public Uni<Integer> deleteExpiredBatch(SqlClient client, int batchSize) {
         return client.preparedQuery(DELETE_EXPIRED_BATCH).execute(Tuple.of(batchSize)).map(rows -> rows.rowCount());
+    }
+
+    /**
+     * Step 1's read.
+     *
+     * @param live the key's live record, or {@code null}
+     * @param reservedId when there is none, the id drawn for the resource the step creates (null
+     *        for a request that reserves none)
+     */
+    public record Read(IdempotencyRecord live, Long reservedId) {
     }
 
     /** The claim waited {@code idempotency.in-flight-wait} for another request holding the key. */

@@ -11,6 +11,7 @@ import org.jboss.logging.MDC;
 
 import com.retrysafe.orders.db.BoundedTransaction;
 import com.retrysafe.orders.db.DatabaseConfig;
+import com.retrysafe.orders.db.DatabaseErrors;
 import com.retrysafe.orders.db.Deadline;
 import com.retrysafe.orders.idempotency.Decision.AcceptedUnfinished;
 import com.retrysafe.orders.idempotency.Decision.Answer;
@@ -42,7 +43,8 @@ import io.vertx.mutiny.sqlclient.SqlConnection;
  * <li>{@code claimingTransaction}, otherwise, in one transaction: claim the key ({@code INSERT ...
  * ON CONFLICT DO NOTHING}), run the step, store its response, commit. A claim that loses reads the
  * winner's committed record instead, without locking it; an expired record in the way is taken
- * over (and audited) instead.</li>
+ * over (and audited) instead. An operation whose step is one statement may claim in it
+ * ({@link OneStatementStep}): the record is then inserted with its answer, by the step.</li>
  * </ol>
  * Any failure rolls the whole transaction back, claim included, so a retry with the same key is
  * always safe.
@@ -101,12 +103,30 @@ public class IdempotencyService {
      *        means a request still running)
      */
     public Uni<IdempotentResponse> execute(IdempotentRequest request, ClaimedStep step, InProgressReplay inProgress) {
+        return execute(request, new Steps(step, null, inProgress));
+    }
+
+    /**
+     * For an operation whose step can claim the key in its own statement, when step 1 found it
+     * free ({@link OneStatementStep}); {@code step} settles whatever that statement could not (the
+     * key held by an expired record, the change refused). The request must reserve an id
+     * ({@link IdempotentRequest#reserveIdFrom}).
+     */
+    public Uni<IdempotentResponse> executeClaimingInStep(IdempotentRequest request, OneStatementStep oneStatement,
+            ClaimedStep step) {
+        if (request.reserveIdFrom() == null) {
+            throw new IllegalArgumentException("A step that claims in its statement needs the id reserved by step 1");
+        }
+        return execute(request, new Steps(step, oneStatement, null));
+    }
+
+    private Uni<IdempotentResponse> execute(IdempotentRequest request, Steps steps) {
         return Uni.createFrom().deferred(() -> {
             long started = System.nanoTime();
             Supplier<Uni<Answer>> protocol = () -> cache.lookup(request)
                     .flatMap(cached -> cached.finished() != null
                             ? Uni.createFrom().item(ProtocolRules.fromCache(cached.finished(), request.fingerprint()))
-                            : readThenClaim(request, step, inProgress, ProtocolRules.holderWait(cached), 1));
+                            : readThenClaim(request, steps, ProtocolRules.holderWait(cached), 1));
             // With Redis, a duplicate that meets the original's marker is turned away at once instead.
             Uni<Answer> answer = cache.enabled() ? protocol.get()
                     : runningHere.run(request, database.inFlightWait(), protocol);
@@ -117,33 +137,32 @@ public class IdempotencyService {
     }
 
     /** Step 1, then step 2 if the key is free; both again if the record met is gone meanwhile. */
-    private Uni<Answer> readThenClaim(IdempotentRequest request, ClaimedStep step, InProgressReplay inProgress,
-            HolderWait holderWait, int attempt) {
+    private Uni<Answer> readThenClaim(IdempotentRequest request, Steps steps, HolderWait holderWait, int attempt) {
         return readLiveRecord(request)
                 .flatMap(read -> switch (read) {
-                    case KeyFree free -> claimUnderMarker(request, step, holderWait);
+                    case KeyFree free -> claimUnderMarker(request, steps, holderWait, free);
                     case Found found -> Uni.createFrom().item(found);
                 })
-                .flatMap(found -> settle(request, step, inProgress, holderWait, attempt, found));
+                .flatMap(found -> settle(request, steps, holderWait, attempt, found));
     }
 
     /** Step 1: one indexed read, outside any transaction. A finished record it replays is cached. */
     private Uni<Decision> readLiveRecord(IdempotentRequest request) {
-        return Deadline.within(repository.findLive(pool, request), database.clientDeadline())
+        return Deadline.within(repository.readBeforeClaim(pool, request), database.clientDeadline())
                 .map(live -> ProtocolRules.onRead(live, request.fingerprint()))
                 .flatMap(read -> rememberIfFinished(request, InFlightMarker.NONE, read));
     }
 
     /** From what steps 1 and 2 found to the request's answer. */
-    private Uni<Answer> settle(IdempotentRequest request, ClaimedStep step,
-            InProgressReplay inProgress, HolderWait holderWait, int attempt, Found found) {
+    private Uni<Answer> settle(IdempotentRequest request, Steps steps, HolderWait holderWait, int attempt,
+            Found found) {
         return switch (found) {
             case Answer answer -> Uni.createFrom().item(answer);
-            case AcceptedUnfinished accepted -> answerFromCurrentState(accepted, inProgress)
-                    .flatMap(next -> settle(request, step, inProgress, holderWait, attempt, next));
+            case AcceptedUnfinished accepted -> answerFromCurrentState(accepted, steps.inProgress())
+                    .flatMap(next -> settle(request, steps, holderWait, attempt, next));
             case RecordGone gone -> {
                 if (ProtocolRules.mayGoAgain(attempt)) {
-                    yield readThenClaim(request, step, inProgress, holderWait, attempt + 1);
+                    yield readThenClaim(request, steps, holderWait, attempt + 1);
                 }
                 // Logged here: the mapper logs a problem answer at DEBUG, and this one is rare
                 // enough to be worth a look.
@@ -172,14 +191,16 @@ public class IdempotencyService {
      * the database. Whoever got there first (a marker, live or stale) only makes this claim not
      * wait: the database still decides who executes.
      */
-    private Uni<Found> claimUnderMarker(IdempotentRequest request, ClaimedStep step, HolderWait holderWait) {
+    private Uni<Found> claimUnderMarker(IdempotentRequest request, Steps steps, HolderWait holderWait,
+            KeyFree free) {
         if (holderWait == HolderWait.NONE) {
             // Another request's marker was there before step 1: ours could not be set.
-            return claimingTransaction(request, step, holderWait)
+            return claimingTransaction(request, steps, holderWait, free.reservedId())
                     .flatMap(found -> rememberIfFinished(request, InFlightMarker.NONE, found));
         }
         return cache.markInFlight(request)
-                .flatMap(marker -> claimingTransaction(request, step, ProtocolRules.holderWait(marker))
+                .flatMap(marker -> claimingTransaction(request, steps, ProtocolRules.holderWait(marker),
+                        free.reservedId())
                         .onFailure().call(() -> cache.release(request, marker))
                         .flatMap(found -> found instanceof WithResponse answer && answer.finished()
                                 ? rememberIfFinished(request, marker, found)
@@ -190,24 +211,71 @@ public class IdempotencyService {
      * Step 2: one transaction that claims the key, runs the step and stores its response, then
      * commits. A claim that loses reads the winner instead; one that waited past the in-flight
      * wait (or was told not to wait) is a request in progress.
+     *
+     * @param reservedId the id step 1 drew for the resource, null when it drew none: an operation
+     *        with a {@link OneStatementStep} then claims in its statement
      */
-    private Uni<Found> claimingTransaction(IdempotentRequest request, ClaimedStep step, HolderWait holderWait) {
+    private Uni<Found> claimingTransaction(IdempotentRequest request, Steps steps, HolderWait holderWait,
+            Long reservedId) {
         // The server bounds every statement; this client-side bound is only for a server that has
         // stopped answering, so it leaves room for the longest legitimate wait. Past it the answer
         // is true either way: 503 when COMMIT was never sent (and now never will be), outcome
         // unknown when it was.
         Duration limit = DatabaseConfig.clientDeadline(database.inFlightWait().plus(database.dbTimeout()));
+        boolean inOneStatement = steps.oneStatement() != null && reservedId != null;
         // The SQL client traces statements, not COMMIT: a span of its own keeps it in the trace.
-        return BoundedTransaction.run(pool, limit,
-                tx -> repository.claim(tx, request, config.retention(), holderWait).flatMap(claim -> claim != null
-                        ? runClaimed(tx, claim, step)
-                        // A committed record is there: under READ COMMITTED this read sees it.
-                        : repository.findLive(tx, request).flatMap(winner -> winner != null
-                                ? Uni.createFrom().item(ProtocolRules.afterLostClaim(winner, request.fingerprint()))
-                                : takeOverExpired(tx, request, step))),
+        Uni<Found> claimed = BoundedTransaction.run(pool, limit,
+                tx -> inOneStatement ? claimInStep(tx, request, steps, holderWait, reservedId)
+                        : repository.claim(tx, request, config.retention(), holderWait)
+                                .flatMap(claim -> claim != null ? runClaimed(tx, claim, steps.step())
+                                        : afterLostClaim(tx, request, steps.step())),
                 commit -> traced.clientCall("COMMIT", "COMMIT", commit))
                 .onFailure(IdempotencyRepository.InFlightWaitExpired.class)
                 .recoverWithItem(ProtocolRules::heldByAnother);
+        // Rolled back (Vert.x rolls back a transaction left open when its connection is released,
+        // before the failure reaches here): the ordinary claim and step start from a free key again.
+        return inOneStatement
+                ? claimed.onFailure(OrdinaryClaimNeeded.class)
+                        .recoverWithUni(() -> claimingTransaction(request, steps, holderWait, null))
+                : claimed;
+    }
+
+    /**
+     * The claim in the step's own statement. What that statement could not settle: a committed
+     * record held the key (read as after a lost claim, in this transaction); its change was refused
+     * (the record it inserted holds an answer that is not true: the transaction rolls back, and the
+     * ordinary step finds out how to answer); or it waited past lock_timeout for something other
+     * than the key. The statement locks its tables before its claim can lift that bound, so a lock
+     * on a whole table (DDL, LOCK TABLE) says nothing about the key: it rolls back too, and the
+     * ordinary claim and step wait for it under db-timeout, as always.
+     */
+    private Uni<Found> claimInStep(SqlConnection tx, IdempotentRequest request, Steps steps, HolderWait holderWait,
+            long reservedId) {
+        FreeKey key = new FreeKey(request, reservedId, config.retention());
+        Uni<FreeKey.Written> statement = steps.oneStatement().run(tx, key)
+                .onFailure(failure -> DatabaseErrors.hasSqlState(failure, DatabaseErrors.LOCK_NOT_AVAILABLE)
+                        && !DatabaseErrors.lockTimeoutOnRowOf(failure, IdempotencyRepository.TABLE))
+                .transform(failure -> new OrdinaryClaimNeeded("the step's statement waited past lock_timeout for "
+                        + "a lock other than the key's"));
+        return repository.whileHolderWaits(tx, holderWait, statement)
+                .flatMap(written -> {
+                    if (written.claim() == null) {
+                        return afterLostClaim(tx, request, steps.step());
+                    }
+                    if (written.result() == null) {
+                        return Uni.createFrom().failure(
+                                new OrdinaryClaimNeeded("the step's statement claimed the key without its change"));
+                    }
+                    return Uni.createFrom().item(
+                            ProtocolRules.executed(written.claim(), written.result(), written.result().response()));
+                });
+    }
+
+    /** A committed record is there: under READ COMMITTED this read sees it. */
+    private Uni<Found> afterLostClaim(SqlConnection tx, IdempotentRequest request, ClaimedStep step) {
+        return repository.findLive(tx, request).flatMap(winner -> winner != null
+                ? Uni.createFrom().item(ProtocolRules.afterLostClaim(winner, request.fingerprint()))
+                : takeOverExpired(tx, request, step));
     }
 
     /**
@@ -279,6 +347,23 @@ public class IdempotencyService {
             for (String field : LOG_FIELDS) {
                 MDC.remove(field);
             }
+        }
+    }
+
+    /**
+     * What an operation hands over besides its request.
+     *
+     * @param step the step, run in the claiming transaction
+     * @param oneStatement the step as one statement that claims the key itself, or null
+     * @param inProgress the answer to a duplicate of accepted, unfinished work, or null
+     */
+    private record Steps(ClaimedStep step, OneStatementStep oneStatement, InProgressReplay inProgress) {
+    }
+
+    /** The step's one statement left the request to the ordinary claim and step; it rolls back. */
+    private static final class OrdinaryClaimNeeded extends RuntimeException {
+        OrdinaryClaimNeeded(String why) {
+            super(why, null, false, false);
         }
     }
 }

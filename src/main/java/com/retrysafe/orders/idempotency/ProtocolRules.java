@@ -52,10 +52,10 @@ final class ProtocolRules {
      * Step 1, the indexed read. It finds live records only (an expired one reads as none and is
      * taken over by the claim), so no live record means the key is free.
      *
-     * @param live the key's live record, or {@code null}
+     * @param read the key's live record, or the id reserved because there is none
      */
-    static Decision onRead(IdempotencyRecord live, String fingerprint) {
-        return live == null ? new KeyFree() : about(live, fingerprint);
+    static Decision onRead(IdempotencyRepository.Read read, String fingerprint) {
+        return read.live() == null ? new KeyFree(read.reservedId()) : about(read.live(), fingerprint);
     }
 
     /**

@@ -24,6 +24,13 @@ class WithQueryTest {
     }
 
     @Test
+    void aLeadingWriteIsNumberedLikeALentOneAndRefusesExtraParameters() {
+        LeadQuery lead = new LeadQuery("INSERT INTO t (a, b) VALUES ($1, $2) RETURNING a", 2);
+        assertEquals("INSERT INTO t (a, b) VALUES ($3, $4) RETURNING a", lead.placed(3));
+        assertThrows(IllegalStateException.class, () -> new LeadQuery("UPDATE t SET a = $3", 2).placed(1));
+    }
+
+    @Test
     void aWriteThatDoesNotNameTheBorrowersRowsIsRefused() {
         assertThrows(IllegalArgumentException.class, () -> new WithQuery("UPDATE t SET a = $1", 1));
     }

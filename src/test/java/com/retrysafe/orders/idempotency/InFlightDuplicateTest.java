@@ -4,6 +4,8 @@ import static com.retrysafe.orders.support.Api.orderBody;
 import static com.retrysafe.orders.support.Api.skuWithStock;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.net.http.HttpResponse;
 import java.sql.Connection;
@@ -88,8 +90,6 @@ class InFlightDuplicateTest {
         long owner = TestIds.owner();
         long sku = skuWithStock(10);
         String key = TestIds.key();
-        String fingerprint = Fingerprint.of(Operation.CREATE_ORDER, owner).field("skuId", sku).field("quantity", 2)
-                .sha256();
         String body = "{\"orderId\":424242,\"orderNo\":\"ORD-ELSEWHERE\",\"status\":\"CREATED\",\"skuId\":" + sku
                 + ",\"quantity\":2}";
 
@@ -97,9 +97,7 @@ class InFlightDuplicateTest {
         // The other replica's claiming transaction: the key is held, uncommitted.
         try (Connection replica = Db.connect()) {
             replica.setAutoCommit(false);
-            execute(replica, "INSERT INTO idempotency_record (owner_id, operation, idempotency_key, request_hash, "
-                    + "status, expires_at) VALUES (?, 'CREATE_ORDER', ?, ?, 'PROCESSING', now() + interval '1 day')",
-                    owner, key, fingerprint);
+            claimOnAnotherReplica(replica, owner, key, sku);
             duplicate = CompletableFuture.supplyAsync(
                     () -> Http.send(Http.createOrder(Tokens.user(owner), key, orderBody(sku, 2))), CLIENTS);
             Db.awaitServiceBlockedOnLock();
@@ -122,6 +120,44 @@ class InFlightDuplicateTest {
                 + "WHERE owner_id = ? AND operation = 'CREATE_ORDER' AND idempotency_key = ?", owner, key);
         assertEquals("SUCCEEDED", record.get("status"));
         assertEquals("0", record.get("xmax"), "the duplicate locked the winner's record");
+    }
+
+    @Test
+    void aKeyHeldOnAnotherReplicaPastTheInFlightWaitIsARequestInProgressAfterOneWait() throws Exception {
+        long owner = TestIds.owner();
+        long sku = skuWithStock(10);
+        String key = TestIds.key();
+
+        Duration waited;
+        HttpResponse<String> answer;
+        try (Connection replica = Db.connect()) {
+            replica.setAutoCommit(false);
+            claimOnAnotherReplica(replica, owner, key, sku);
+            long started = System.nanoTime();
+            answer = Http.send(Http.createOrder(Tokens.user(owner), key, orderBody(sku, 2)));
+            waited = Duration.ofNanos(System.nanoTime() - started);
+            replica.rollback();
+        }
+
+        assertEquals(409, answer.statusCode(), answer.body());
+        assertTrue(answer.body().contains("/problems/request-in-progress"), answer.body());
+        // The step's statement waited on the key, under lock_timeout = in-flight-wait (1 s): that
+        // wait is the answer. Taken for another lock, it would have gone on to the ordinary claim
+        // and waited a second time (2 s or more).
+        assertTrue(waited.compareTo(Duration.ofMillis(900)) >= 0, "waited in-flight-wait: " + waited);
+        assertTrue(waited.compareTo(Duration.ofMillis(1950)) < 0, "and only once: " + waited);
+        assertEquals(0, Db.orders(owner));
+        assertEquals(10, Db.stock(sku));
+        assertNull(Db.record(owner, key), "the replica's claim rolled back and nothing of ours is left");
+    }
+
+    /** What another replica's claiming transaction has done, uncommitted, for an order of 2 of {@code sku}. */
+    private static void claimOnAnotherReplica(Connection replica, long owner, String key, long sku) throws Exception {
+        String fingerprint = Fingerprint.of(Operation.CREATE_ORDER, owner).field("skuId", sku).field("quantity", 2)
+                .sha256();
+        execute(replica, "INSERT INTO idempotency_record (owner_id, operation, idempotency_key, request_hash, "
+                + "status, expires_at) VALUES (?, 'CREATE_ORDER', ?, ?, 'PROCESSING', now() + interval '1 day')",
+                owner, key, fingerprint);
     }
 
     private static void execute(Connection connection, String sql, Object... args) throws Exception {

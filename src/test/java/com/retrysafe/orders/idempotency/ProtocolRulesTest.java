@@ -44,7 +44,9 @@ class ProtocolRulesTest {
 
     @Test
     void aNewKeyIsClaimed() {
-        assertInstanceOf(KeyFree.class, ProtocolRules.onRead(null, FINGERPRINT));
+        assertInstanceOf(KeyFree.class, ProtocolRules.onRead(found(null), FINGERPRINT));
+        // The id step 1 drew for the resource goes with the claim, which may write the answer holding it.
+        assertEquals(new KeyFree(41L), ProtocolRules.onRead(new IdempotencyRepository.Read(null, 41L), FINGERPRINT));
     }
 
     @Test
@@ -66,7 +68,7 @@ class ProtocolRulesTest {
         assertTrue(executed.finished());
 
         Replayed replayed = assertInstanceOf(Replayed.class,
-                ProtocolRules.onRead(record(FINGERPRINT, RecordStatus.FAILED_FINAL, INSUFFICIENT_STOCK), FINGERPRINT));
+                ProtocolRules.onRead(found(record(FINGERPRINT, RecordStatus.FAILED_FINAL, INSUFFICIENT_STOCK)), FINGERPRINT));
         assertEquals(INSUFFICIENT_STOCK, replayed.response());
         assertTrue(replayed.finished());
     }
@@ -74,7 +76,7 @@ class ProtocolRulesTest {
     @Test
     void sameKeySameRequestFirstOneFinishedIsReplayedWithTheFirstResponse() {
         Replayed replayed = assertInstanceOf(Replayed.class,
-                ProtocolRules.onRead(record(FINGERPRINT, RecordStatus.SUCCEEDED, CREATED), FINGERPRINT));
+                ProtocolRules.onRead(found(record(FINGERPRINT, RecordStatus.SUCCEEDED, CREATED)), FINGERPRINT));
 
         assertEquals(Outcome.REPLAYED, replayed.outcome());
         assertEquals(CREATED, replayed.response(), "the first status, body and Location");
@@ -85,12 +87,12 @@ class ProtocolRulesTest {
     @Test
     void sameKeyDifferentRequestIsAConflict() {
         assertInstanceOf(Conflict.class,
-                ProtocolRules.onRead(record(ANOTHER_REQUEST, RecordStatus.SUCCEEDED, CREATED), FINGERPRINT));
+                ProtocolRules.onRead(found(record(ANOTHER_REQUEST, RecordStatus.SUCCEEDED, CREATED)), FINGERPRINT));
         assertInstanceOf(Conflict.class,
-                ProtocolRules.onRead(record(ANOTHER_REQUEST, RecordStatus.PROCESSING, null), FINGERPRINT),
+                ProtocolRules.onRead(found(record(ANOTHER_REQUEST, RecordStatus.PROCESSING, null)), FINGERPRINT),
                 "a different request is a conflict even while the first is running");
         assertInstanceOf(Conflict.class,
-                ProtocolRules.onRead(record(ANOTHER_REQUEST, RecordStatus.PROCESSING, PAYMENT_ACCEPTED), FINGERPRINT),
+                ProtocolRules.onRead(found(record(ANOTHER_REQUEST, RecordStatus.PROCESSING, PAYMENT_ACCEPTED)), FINGERPRINT),
                 "and while its accepted work goes on");
         assertEquals(Outcome.CONFLICT, new Conflict().outcome());
     }
@@ -104,7 +106,7 @@ class ProtocolRulesTest {
     @Test
     void sameKeyWhileTheFirstIsStillRunningIsInProgress() {
         InProgress inProgress = assertInstanceOf(InProgress.class,
-                ProtocolRules.onRead(record(FINGERPRINT, RecordStatus.PROCESSING, null), FINGERPRINT));
+                ProtocolRules.onRead(found(record(FINGERPRINT, RecordStatus.PROCESSING, null)), FINGERPRINT));
 
         assertEquals(Outcome.IN_PROGRESS, inProgress.outcome());
         assertProblem(inProgress.problem(), ProblemType.REQUEST_IN_PROGRESS, 409, Map.of("Retry-After", "1"));
@@ -131,7 +133,7 @@ class ProtocolRulesTest {
     void anExpiredRecordIsTakenOverAsANewRequest() {
         // The read finds live records only (expires_at > clock_timestamp(), the database's clock):
         // an expired one reads as none, and the claim takes it over with a fresh expiry.
-        assertInstanceOf(KeyFree.class, ProtocolRules.onRead(null, FINGERPRINT));
+        assertInstanceOf(KeyFree.class, ProtocolRules.onRead(found(null), FINGERPRINT));
         Executed executed = ProtocolRules.executed(new Claim(1, EXPIRES_AT + 1, null),
                 StepResult.succeeded(201, CREATED.bodyJson(), CREATED.location(), 7), CREATED);
         assertEquals(Outcome.EXECUTED, executed.outcome(), "not a replay of the expired record");
@@ -207,7 +209,7 @@ class ProtocolRulesTest {
     @Test
     void sameKeyWhileThePaymentIsInProgressAnswersItsCurrentBodyAsAReplay() {
         AcceptedUnfinished accepted = assertInstanceOf(AcceptedUnfinished.class,
-                ProtocolRules.onRead(record(FINGERPRINT, RecordStatus.PROCESSING, PAYMENT_ACCEPTED), FINGERPRINT));
+                ProtocolRules.onRead(found(record(FINGERPRINT, RecordStatus.PROCESSING, PAYMENT_ACCEPTED)), FINGERPRINT));
         assertEquals(PAYMENT_ACCEPTED, accepted.response(), "names the work whose current state answers");
 
         StoredResponse current = new StoredResponse(202, "{\"paymentId\":9,\"status\":\"PENDING\",\"attempts\":2}",
@@ -226,6 +228,11 @@ class ProtocolRulesTest {
     @Test
     void anOperationThatNeverAcceptsTakesAnAcceptedRecordForARequestStillRunning() {
         assertInstanceOf(InProgress.class, ProtocolRules.noCurrentState());
+    }
+
+    /** What step 1 read: this record, or (null) none, for a request that reserves no id. */
+    private static IdempotencyRepository.Read found(IdempotencyRecord live) {
+        return new IdempotencyRepository.Read(live, null);
     }
 
     private static IdempotencyRecord record(String fingerprint, RecordStatus status, StoredResponse response) {

@@ -80,16 +80,18 @@ class TracingTest {
             assertEquals(callerSpan, server.getParentSpanId(), "the caller's trace is continued");
             assertEquals("POST /api/orders", server.getName());
 
-            // Each statement of the claiming transaction, and its commit, is a child of the request.
-            SpanData claim = awaitSpan(traceId, statement("INSERT INTO idempotency_record"));
+            // The lookup, the claiming transaction's statement (it claims the key and writes the
+            // order and its event) and its commit are children of the request.
+            SpanData lookup = awaitSpan(traceId, statement("JOIN idempotency_record"));
             SpanData insert = awaitSpan(traceId, statement("INSERT INTO purchase_order"));
-            SpanData event = awaitSpan(traceId, statement("INSERT INTO outbox_event"));
+            assertTrue(statement("INSERT INTO idempotency_record").and(statement("INSERT INTO outbox_event"))
+                    .test(insert), "the claim and the event are in the order's statement");
             SpanData commit = awaitSpan(traceId, span -> span.getName().equals("COMMIT"));
-            for (SpanData step : List.of(claim, insert, event, commit)) {
+            for (SpanData step : List.of(lookup, insert, commit)) {
                 assertEquals(server.getSpanId(), step.getParentSpanId(), step.getName());
                 assertEquals(SpanKind.CLIENT, step.getKind(), step.getName());
             }
-            assertTrue(claim.getEndEpochNanos() <= insert.getStartEpochNanos(), "claim, then insert");
+            assertTrue(lookup.getEndEpochNanos() <= insert.getStartEpochNanos(), "lookup, then insert");
             assertTrue(insert.getEndEpochNanos() <= commit.getStartEpochNanos(), "insert, then commit");
             assertTrue(commit.getEndEpochNanos() <= server.getEndEpochNanos(), "the commit is inside the request");
 

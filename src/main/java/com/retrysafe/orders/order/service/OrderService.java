@@ -14,6 +14,7 @@ import com.retrysafe.orders.events.outbox.NewEvent;
 import com.retrysafe.orders.events.outbox.OutboxWriter;
 import com.retrysafe.orders.idempotency.Claim;
 import com.retrysafe.orders.idempotency.Fingerprint;
+import com.retrysafe.orders.idempotency.FreeKey;
 import com.retrysafe.orders.idempotency.IdempotencyKey;
 import com.retrysafe.orders.idempotency.IdempotencyService;
 import com.retrysafe.orders.idempotency.IdempotentRequest;
@@ -69,7 +70,25 @@ public class OrderService {
                 .sha256();
         IdempotentRequest request = new IdempotentRequest(Operation.CREATE_ORDER, ownerId, key, fingerprint,
                 OrderRepository.ID_SEQUENCE);
-        return idempotency.execute(request, (tx, claim) -> placeOrder(tx, claim, ownerId, skuId, quantity), null);
+        return idempotency.executeClaimingInStep(request,
+                (tx, freeKey) -> placeOrderClaiming(tx, freeKey, ownerId, skuId, quantity),
+                (tx, claim) -> placeOrder(tx, claim, ownerId, skuId, quantity));
+    }
+
+    /**
+     * A key the read found free: the claim, the order, its event and the answer in one statement
+     * (OrderRepository.PLACE_CLAIMING). A refused order (unknown SKU, short stock) is answered by
+     * placeOrder, which the protocol runs instead.
+     */
+    private Uni<FreeKey.Written> placeOrderClaiming(SqlConnection tx, FreeKey key, long ownerId, long skuId,
+            int quantity) {
+        Order order = new Order(key.reservedId(), newOrderNo(), Order.CREATED, skuId, quantity);
+        return created(order).flatMap(created -> orders.placeClaiming(tx, order, ownerId, createdEvent(created), key,
+                created).invoke(written -> {
+                    if (written.result() != null) {
+                        outbox.written();
+                    }
+                }));
     }
 
     /**
@@ -79,21 +98,29 @@ public class OrderService {
     private Uni<StepResult> placeOrder(SqlConnection tx, Claim claim, long ownerId, long skuId, int quantity) {
         long orderId = claim.reservedId();
         Order order = new Order(orderId, newOrderNo(), Order.CREATED, skuId, quantity);
-        // Made inside the Uni: a body that cannot be serialized fails the transaction, not this call.
-        return Uni.createFrom().item(() -> StepResult.succeeded(201, toJson(order), "/api/orders/" + orderId, orderId))
-                .flatMap(created -> {
-                    // The event commits or rolls back with the order (API.md section 9).
-                    NewEvent event = outbox.event("order", Long.toString(orderId), "order.created",
-                            created.response().bodyJson());
-                    return orders.place(tx, order, ownerId, event, claim, created)
-                            .flatMap(answersStored -> {
-                                if (answersStored == null) {
-                                    return rejection(tx, skuId, quantity);
-                                }
-                                outbox.written();
-                                return Uni.createFrom().item(created.storedByStep(answersStored));
-                            });
-                });
+        return created(order).flatMap(created -> orders.place(tx, order, ownerId, createdEvent(created), claim, created)
+                .flatMap(answersStored -> {
+                    if (answersStored == null) {
+                        return rejection(tx, skuId, quantity);
+                    }
+                    outbox.written();
+                    return Uni.createFrom().item(created.storedByStep(answersStored));
+                }));
+    }
+
+    /**
+     * The answer to a created order. Made inside the Uni: a body that cannot be serialized fails
+     * the transaction, not this call.
+     */
+    private Uni<StepResult> created(Order order) {
+        long orderId = order.orderId();
+        return Uni.createFrom().item(() -> StepResult.succeeded(201, toJson(order), "/api/orders/" + orderId, orderId));
+    }
+
+    /** The event commits or rolls back with the order (API.md section 9), and carries the answer's text. */
+    private NewEvent createdEvent(StepResult created) {
+        return outbox.event("order", Long.toString(created.response().resourceId()), "order.created",
+                created.response().bodyJson());
     }
 
     private Uni<StepResult> rejection(SqlConnection tx, long skuId, int quantity) {
