@@ -261,9 +261,8 @@ public class IdempotencyRepository {
         // once the key is taken. 1 ms, not 0: lock_timeout = 0 means no bound at all.
         Uni<?> failFastIfHeld = holderWait == HolderWait.IN_FLIGHT_WAIT ? NOTHING_TO_SET
                 : tx.query("SET LOCAL lock_timeout = 1").execute();
-        Uni<T> claimed = claiming.onFailure(failure -> DatabaseErrors.hasSqlState(failure, DatabaseErrors.LOCK_NOT_AVAILABLE))
-                .transform(failure -> new InFlightWaitExpired());
-        return Uni.combine().all().unis(failFastIfHeld, claimed).with((ignored, claim) -> claim);
+        return Uni.combine().all().unis(failFastIfHeld, failsWhenHeldTooLong(claiming))
+                .with((ignored, claim) -> claim);
     }
 
     /**
@@ -272,7 +271,13 @@ public class IdempotencyRepository {
      * or the cleanup deleted it). Waits for, and fails like, {@link #claim}.
      */
     public Uni<Claim> takeOverExpired(SqlConnection tx, IdempotentRequest request, Duration retention) {
-        return claimWith(tx, TAKE_OVER_EXPIRED, request, retention);
+        return failsWhenHeldTooLong(claimWith(tx, TAKE_OVER_EXPIRED, request, retention));
+    }
+
+    /** A claiming statement whose wait for the key's holder ran past lock_timeout: {@link InFlightWaitExpired}. */
+    private static <T> Uni<T> failsWhenHeldTooLong(Uni<T> claiming) {
+        return claiming.onFailure(failure -> DatabaseErrors.hasSqlState(failure, DatabaseErrors.LOCK_NOT_AVAILABLE))
+                .transform(failure -> new InFlightWaitExpired());
     }
 
     private static Uni<Claim> claimWith(SqlConnection tx, String sql, IdempotentRequest request, Duration retention) {
@@ -280,9 +285,7 @@ public class IdempotencyRepository {
                 .execute(Tuple.of(request.ownerId(), request.operation().name(), request.key().value(),
                         request.fingerprint(), retention.toMillis(), request.reserveIdFrom()))
                 .map(Rows.firstOrNull(row -> new Claim(row.getLong("id"), row.getLong("expires_at_ms"),
-                        row.getLong("reserved_id"))))
-                .onFailure(failure -> DatabaseErrors.hasSqlState(failure, DatabaseErrors.LOCK_NOT_AVAILABLE))
-                .transform(failure -> new InFlightWaitExpired());
+                        row.getLong("reserved_id"))));
     }
 
     /**
