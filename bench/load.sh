@@ -8,6 +8,9 @@
 # answer; SIGINT then ends wrk, as in bench/run.sh.
 load() {
     local out="$TMP/wrk.txt" wrk_pid
+    # Emptied here, not by wrk's redirection: that runs in the background job, and the loop below
+    # could read the last window's DRAINED lines first and end this window at once.
+    : >"$out"
     wrk -t 2 -c "$2" -d "$(($3 + 30))s" --timeout 10s -s "$BENCH_DIR/lua/$1.lua" "http://127.0.0.1:$PORT/api/orders" -- \
         "prefix=$RUN-$4" "token=$TOKEN" "window=$3" skus=1000 count=1000 nthreads=2 ${5:+"$5"} >"$out" 2>&1 &
     wrk_pid=$!
