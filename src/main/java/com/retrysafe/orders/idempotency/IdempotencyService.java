@@ -324,6 +324,9 @@ public class IdempotencyService {
      */
     private void report(IdempotentRequest request, Answer answer, long elapsedNanos) {
         metrics.count(request.operation(), answer.outcome());
+        if (!LOG.isInfoEnabled()) {
+            return;
+        }
         StoredResponse response = answer instanceof WithResponse withResponse ? withResponse.response() : null;
         String resource = response == null || response.resourceId() == null ? "-" : response.resourceId().toString();
         int status = switch (answer) {
@@ -340,9 +343,10 @@ public class IdempotencyService {
         MDC.put("status", Integer.toString(status));
         MDC.put("durationMs", Long.toString(durationMs));
         try {
-            LOG.infof("operation=%s owner=%d key=%s outcome=%s resource=%s status=%d duration_ms=%d",
-                    request.operation(), request.ownerId(), request.key(), answer.outcome().tag(), resource, status,
-                    durationMs);
+            // Concatenated, not infof: java.util.Formatter was a fifth of this line's cost (profile, issue 17).
+            LOG.info("operation=" + request.operation() + " owner=" + request.ownerId() + " key=" + request.key()
+                    + " outcome=" + answer.outcome().tag() + " resource=" + resource + " status=" + status
+                    + " duration_ms=" + durationMs);
         } finally {
             for (String field : LOG_FIELDS) {
                 MDC.remove(field);
