@@ -4,7 +4,7 @@ import java.util.EnumMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 
-import jakarta.inject.Singleton;
+import jakarta.enterprise.context.ApplicationScoped;
 
 import com.retrysafe.orders.common.Gauges;
 
@@ -21,7 +21,7 @@ import io.quarkus.runtime.Startup;
  * dashboard sees 0 rather than nothing, and a rate() over a fresh series is right.
  */
 @Startup
-@Singleton
+@ApplicationScoped
 public class IdempotencyMetrics {
 
     private final Map<Operation, Map<Outcome, Counter>> requests = new EnumMap<>(Operation.class);

@@ -2,7 +2,7 @@ package com.retrysafe.orders.idempotency;
 
 import java.time.Duration;
 
-import jakarta.inject.Singleton;
+import jakarta.enterprise.context.ApplicationScoped;
 
 import com.retrysafe.orders.db.DatabaseErrors;
 import com.retrysafe.orders.db.LeadQuery;
@@ -16,7 +16,7 @@ import io.vertx.mutiny.sqlclient.SqlConnection;
 import io.vertx.mutiny.sqlclient.Tuple;
 
 /** The {@code idempotency_record} table. Every method takes the client it runs on. */
-@Singleton
+@ApplicationScoped
 public class IdempotencyRepository {
 
     /** The table; PostgreSQL names it in a lock wait for one of its rows. */

@@ -4,7 +4,7 @@ import java.time.Duration;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
-import jakarta.inject.Singleton;
+import jakarta.enterprise.context.ApplicationScoped;
 
 import org.jboss.logging.Logger;
 import org.jboss.logging.MDC;
@@ -56,7 +56,7 @@ import io.vertx.mutiny.sqlclient.SqlConnection;
  * payment) is answered from the work's current state ({@code answerFromCurrentState}). What each
  * result means is decided by {@link ProtocolRules}, without I/O; this class does the I/O.
  */
-@Singleton
+@ApplicationScoped
 public class IdempotencyService {
 
     private static final Logger LOG = Logger.getLogger(IdempotencyService.class);

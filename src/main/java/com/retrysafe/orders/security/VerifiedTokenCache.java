@@ -11,9 +11,9 @@ import java.util.concurrent.ConcurrentHashMap;
 import javax.crypto.SecretKey;
 
 import jakarta.annotation.Priority;
+import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.inject.Alternative;
-import jakarta.inject.Singleton;
 
 import org.eclipse.microprofile.config.Config;
 import org.eclipse.microprofile.jwt.JsonWebToken;
@@ -44,7 +44,7 @@ import io.vertx.core.Vertx;
  */
 @Alternative
 @Priority(1)
-@Singleton
+@ApplicationScoped
 public class VerifiedTokenCache implements JWTParser {
 
     static final long MAX_AGE_SECONDS = 60;

@@ -2,7 +2,7 @@ package com.retrysafe.orders.tracing;
 
 import java.util.function.Supplier;
 
-import jakarta.inject.Singleton;
+import jakarta.enterprise.context.ApplicationScoped;
 
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanKind;
@@ -20,7 +20,7 @@ import io.vertx.core.Vertx;
  * instrumentation of the SQL client, the REST client and logging (traceId and spanId in the MDC)
  * looks for the current trace; a plain event-loop context carries none.
  */
-@Singleton
+@ApplicationScoped
 public class TracedWork {
 
     private final Tracer tracer;

@@ -2,7 +2,7 @@ package com.retrysafe.orders.web;
 
 import java.util.regex.Pattern;
 
-import jakarta.inject.Singleton;
+import jakarta.enterprise.context.ApplicationScoped;
 
 import org.eclipse.microprofile.jwt.JsonWebToken;
 
@@ -10,7 +10,7 @@ import org.eclipse.microprofile.jwt.JsonWebToken;
  * The owner of a request is the token's {@code sub}, which must be a positive 64-bit integer.
  * Anything else is a token we cannot attribute, hence 401 rather than 400.
  */
-@Singleton
+@ApplicationScoped
 public class AuthenticatedOwner {
 
     private static final Pattern POSITIVE_LONG = Pattern.compile("[1-9][0-9]{0,18}");

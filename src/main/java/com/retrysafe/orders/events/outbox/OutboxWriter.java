@@ -2,7 +2,7 @@ package com.retrysafe.orders.events.outbox;
 
 import java.util.UUID;
 
-import jakarta.inject.Singleton;
+import jakarta.enterprise.context.ApplicationScoped;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.retrysafe.orders.common.JsonText;
@@ -17,7 +17,7 @@ import io.vertx.mutiny.sqlclient.SqlConnection;
  * exactly when the business change does. The relay publishes it
  * after the commit, continuing the trace of the writing request, whose traceparent the row keeps.
  */
-@Singleton
+@ApplicationScoped
 public class OutboxWriter {
 
     private final OutboxRepository repository;

@@ -3,7 +3,7 @@ package com.retrysafe.orders.idempotency.cache;
 import java.util.EnumMap;
 import java.util.Map;
 
-import jakarta.inject.Singleton;
+import jakarta.enterprise.context.ApplicationScoped;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -14,7 +14,7 @@ import io.quarkus.runtime.Startup;
  * there while the fast layer is off).
  */
 @Startup
-@Singleton
+@ApplicationScoped
 public class CacheMetrics {
 
     private final Map<CacheResult, Counter> calls = new EnumMap<>(CacheResult.class);

@@ -5,8 +5,8 @@ import java.util.concurrent.Executor;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
+import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.inject.Instance;
-import jakarta.inject.Singleton;
 
 import org.jboss.logging.Logger;
 
@@ -36,7 +36,7 @@ import io.vertx.mutiny.redis.client.Response;
  * <p>One key per request, {@code idem:{operation}:{owner}:{key}}, holding either an in-flight
  * marker or the finished response. No token and no request body is ever written.
  */
-@Singleton
+@ApplicationScoped
 public class IdempotencyCache {
 
     private static final Logger LOG = Logger.getLogger(IdempotencyCache.class);

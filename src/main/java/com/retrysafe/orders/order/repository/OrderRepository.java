@@ -3,7 +3,7 @@ package com.retrysafe.orders.order.repository;
 import java.util.ArrayList;
 import java.util.List;
 
-import jakarta.inject.Singleton;
+import jakarta.enterprise.context.ApplicationScoped;
 
 import com.retrysafe.orders.db.Rows;
 import com.retrysafe.orders.events.outbox.NewEvent;
@@ -18,7 +18,7 @@ import io.vertx.mutiny.sqlclient.SqlConnection;
 import io.vertx.mutiny.sqlclient.Tuple;
 
 /** The {@code purchase_order} table. Every method takes the client it runs on. */
-@Singleton
+@ApplicationScoped
 public class OrderRepository {
 
     /** The sequence of purchase_order.id: the claim draws the new order's id from it (Claim.reservedId). */

@@ -4,7 +4,7 @@ import java.time.Duration;
 import java.util.Locale;
 import java.util.UUID;
 
-import jakarta.inject.Singleton;
+import jakarta.enterprise.context.ApplicationScoped;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.retrysafe.orders.common.JsonText;
@@ -36,7 +36,7 @@ import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.SqlConnection;
 
 /** Creating and reading orders. Creation goes through the idempotency protocol. */
-@Singleton
+@ApplicationScoped
 public class OrderService {
 
     private final Pool pool;
