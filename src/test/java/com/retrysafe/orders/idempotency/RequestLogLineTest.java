@@ -1,8 +1,8 @@
 package com.retrysafe.orders.idempotency;
 
+import static com.retrysafe.orders.support.Api.createOrder;
 import static com.retrysafe.orders.support.Api.orderBody;
 import static com.retrysafe.orders.support.Api.skuWithStock;
-import static io.restassured.RestAssured.given;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -12,7 +12,6 @@ import org.junit.jupiter.api.Test;
 
 import com.retrysafe.orders.support.LogCapture;
 import com.retrysafe.orders.support.TestIds;
-import com.retrysafe.orders.support.Tokens;
 
 import io.quarkus.test.junit.QuarkusTest;
 
@@ -53,13 +52,6 @@ class RequestLogLineTest {
     }
 
     private static String send(long owner, String key, String body) {
-        return given()
-                .header("Authorization", "Bearer " + Tokens.user(owner))
-                .header("Idempotency-Key", key)
-                .contentType("application/json")
-                .body(body)
-                .when().post("/api/orders")
-                .then().statusCode(201)
-                .extract().jsonPath().getString("orderId");
+        return createOrder(owner, key, body).then().statusCode(201).extract().jsonPath().getString("orderId");
     }
 }
