@@ -15,7 +15,8 @@
 # GROWTH_RECORDS (0; N > 0 adds the growth rows: N live records prefilled by SQL, expiring
 # evenly over 24 h, while creates run and the cleanup deletes what expires), CLEANUP_INTERVAL (5s),
 # OUTBOX_SETTLE_SECONDS (120: at most this long before each window for the relay to publish the
-# events of the windows before it).
+# events of the windows before it), JIT_SETTLE_SECONDS (120: after the warm-up, at most this long
+# of creates at the first measured connection count until the JVM's JIT compilers are quiet).
 set -euo pipefail
 
 BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -44,6 +45,7 @@ GRACE_SECONDS=${GRACE_SECONDS:-15}
 CEILING_LATENCY=${CEILING_LATENCY:-0}
 KEEP_DB=${KEEP_DB:-0}
 OUTBOX_SETTLE_SECONDS=${OUTBOX_SETTLE_SECONDS:-120}
+JIT_SETTLE_SECONDS=${JIT_SETTLE_SECONDS:-120}
 JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}
 JAVA_OPTS=${JAVA_OPTS:-}
 REDIS=${REDIS:-1}
@@ -72,7 +74,7 @@ die() { echo "ERROR: $*" >&2; exit 1; }
 log() { printf '[%(%H:%M:%S)T] %s\n' -1 "$*"; }
 
 is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
-for v in DURATION WARMUP_SECONDS REPLAY_KEYS GRACE_SECONDS OUTBOX_SETTLE_SECONDS; do
+for v in DURATION WARMUP_SECONDS REPLAY_KEYS GRACE_SECONDS OUTBOX_SETTLE_SECONDS JIT_SETTLE_SECONDS; do
     is_uint "${!v}" || die "$v must be a whole number, not '${!v}'"
 done
 [[ -z $POOL ]] || is_uint "$POOL" || die "POOL must be a whole number, not '$POOL'"
@@ -256,6 +258,15 @@ log "created database $DB"
 proc_ticks() {
     awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"
 }
+# utime+stime of a JVM's JIT compiler threads (HotSpot names them "C1 CompilerThreadN" and
+# "C2 CompilerThreadN"; comm keeps 15 characters), in clock ticks.
+jit_ticks() {
+    local task
+    for task in /proc/"$1"/task/*; do
+        [[ $(cat "$task/comm" 2>/dev/null) == C[12]\ CompilerThre* ]] || continue
+        awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "$task/stat" 2>/dev/null
+    done | awk '{ n += $1 } END { print n + 0 }'
+}
 # shellcheck source=bench/pg-cpu.sh
 . "$BENCH_DIR/pg-cpu.sh"
 vm_hwm_mib() {
@@ -414,6 +425,7 @@ ROWS="$OUT/rows.tsv" # one line per measured run
 : > "$ROWS"
 declare -A RES
 declare -A GROWTH_DELETED
+JIT_SETTLED=()       # per phase: how long its JIT took to settle after the warm-up
 
 # ------------------------------------------------------------------------------------------
 # wrk runs
@@ -528,6 +540,31 @@ count_new() {
     TOTAL_UNANSWERED=$((TOTAL_UNANSWERED + RES[unanswered]))
 }
 
+# jit_settled WHO TAG: after the warm-up, creates at the first measured connection count in 10 s
+# steps until the JVM's JIT compilers used under 3 % of a core in a step, at most
+# JIT_SETTLE_SECONDS. The compilers had not finished after 60 s at 64 connections: in the 16
+# connection row that followed they used 0.03-0.10 ms of CPU per create, 10-20 % of the service's
+# CPU in that row, and took it from PostgreSQL on the same 2 cores (bench/README.md, "The JIT
+# settles before the first row"). The same rule for the service and the peer.
+jit_settled() {
+    local who=$1 tag=$2 c=${CONNECTIONS%% *} step=10 waited=0 j0 j1 quiet
+    quiet=$((CLK_TCK * step * 3 / 100))
+    while ((waited < JIT_SETTLE_SECONDS)); do
+        j0=$(jit_ticks "$SVC_PID")
+        run_wrk "${tag}jit-settle-$waited" create "$c" "$step"
+        count_new
+        j1=$(jit_ticks "$SVC_PID")
+        waited=$((waited + step))
+        if ((j1 - j0 < quiet)); then
+            log "${who}JIT settled after $waited s more of creates at $c connections (compilers $(((j1 - j0) * 1000 / CLK_TCK)) ms of CPU in the last $step s)"
+            JIT_SETTLED+=("${who:-service }$waited s")
+            return 0
+        fi
+    done
+    log "${who}JIT still compiling after $waited s more of creates at $c connections; measuring anyway"
+    JIT_SETTLED+=("${who:-service }not settled after $waited s")
+}
+
 # run_scenarios [NAME]: warm-up, then create, create-hot, replay and mixed at every connection
 # count, on whatever listens on $PORT. NAME (the peer's "peer") prefixes the rows' scenario names
 # and the run labels. Sets PRIMED_NEW, PRIMED_ERRORS and REPLAY_NEW; counts into TOTAL_NEW.
@@ -537,6 +574,7 @@ run_scenarios() {
         log "${who}warm-up: create, 64 connections, $WARMUP_SECONDS s"
         run_wrk "${tag}warmup" create 64 "$WARMUP_SECONDS"
         count_new
+        jit_settled "$who" "$tag"
     fi
 
     for scenario in create create-hot; do
@@ -780,6 +818,7 @@ RESULTS="$OUT/results.md"
     echo "- $("$JAVA_HOME/bin/java" -version 2>&1 | head -n 1); pool max size ${POOL:-service default}"
     ((PEER)) && echo "- peer rows (\`peer ...\`): $PEER_JAR, the same scenarios, key and JVM, on a fresh database of its own, after the service was stopped"
     echo "- DURATION=${DURATION}s per run, WARMUP_SECONDS=$WARMUP_SECONDS, wrk -t $THREADS --latency, pgbench -n -M prepared -j $THREADS${PGBENCH_LOG_ARGS:+ -l}"
+    ((${#JIT_SETTLED[@]} == 0)) || echo "- JIT settled after the warm-up (JIT_SETTLE_SECONDS=$JIT_SETTLE_SECONDS, creates at ${CONNECTIONS%% *} connections until the compilers used under 3 % of a core in 10 s): $(IFS=,; echo "${JIT_SETTLED[*]}" | sed 's/,/, /g')"
     if ((REDIS)); then
         echo "- replay+redis rows: the service restarted with IDEMPOTENCY_REDIS_ENABLED=true, Redis ${REDIS_VERSION:-?} at $REDIS_HOST:$REDIS_PORT database $REDIS_DB (flushed first), each primed key replayed once to fill the cache, then ${redis_warmup}s of replay warm-up"
     else
