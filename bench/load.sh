@@ -1,6 +1,9 @@
 # Sourced by bench/profile.sh and bench/request-floor/floor.sh: one wrk window of a bench/lua
 # scenario against 127.0.0.1:$PORT, with the caller's BENCH_DIR, TMP, RUN (the key prefix's run
-# part) and TOKEN.
+# part) and TOKEN; and the wait for a JVM's JIT to settle, as bench/run.sh waits.
+
+# shellcheck source=bench/jit.sh
+. "$BENCH_DIR/jit.sh"
 #
 # load SCRIPT CONNECTIONS SECONDS SCENARIO [ARG]: wrk with bench/lua/SCRIPT.lua; prints its BENCH
 # line. Keys are <RUN>-<SCENARIO>-...; ARG is one more key=value for the script. Each script
@@ -20,4 +23,23 @@ load() {
     done
     wait "$wrk_pid" || true
     grep '^BENCH' "$out" || { cat "$out"; echo "ERROR: wrk printed no BENCH line" >&2; exit 1; }
+}
+
+# settle_jit PID CONNECTIONS SCENARIO: creates at CONNECTIONS in 10 s steps until the JIT compilers
+# of the JVM PID used under 3 % of a core in a step, at most JIT_SETTLE_SECONDS (120); says on
+# stderr how long it took. Keys are <RUN>-<SCENARIO>-<step>-...
+settle_jit() {
+    local step=10 waited=0 j0 j1 quiet
+    quiet=$(jit_quiet_ticks "$step")
+    while ((waited < ${JIT_SETTLE_SECONDS:-120})); do
+        j0=$(jit_ticks "$1")
+        load create "$2" "$step" "$3-$waited" >/dev/null
+        j1=$(jit_ticks "$1")
+        waited=$((waited + step))
+        if ((j1 - j0 < quiet)); then
+            echo "JIT settled after $waited s more of creates at $2 connections" >&2
+            return 0
+        fi
+    done
+    echo "JIT still compiling after $waited s more of creates at $2 connections; measuring anyway" >&2
 }

@@ -7,7 +7,8 @@
 #   ./mvnw -B package -DskipTests && bench/profile.sh
 #
 # Knobs (environment): JAVA_HOME, JAVA_OPTS, PG_URL (postgresql://postgres@127.0.0.1:5432/orders_profile;
-# the database is created fresh and dropped at the end), WARMUP_SECONDS (60), DURATION (20),
+# the database is created fresh and dropped at the end), WARMUP_SECONDS (60), JIT_SETTLE_SECONDS (120:
+# then creates until the JIT is quiet, as bench/run.sh), DURATION (20),
 # CREATE_CONNECTIONS (16), REPLAY_CONNECTIONS (64). Writes bench/out/profile-<time>/{create,replay}.jfr.
 # Run it on a quiet machine: other work shifts the shares less than the figures, but it does.
 set -euo pipefail
@@ -79,6 +80,7 @@ measure() {
 
 echo "warm-up: ${WARMUP_SECONDS}s of creates at 64 connections"
 load create 64 "$WARMUP_SECONDS" warmup >/dev/null
+settle_jit "$PID" "$CREATE_CONNECTIONS" jit-settle
 measure create create "$CREATE_CONNECTIONS" create
 load replay 16 120 replay mode=prime >/dev/null
 load replay 64 "$DURATION" replay mode=replay >/dev/null

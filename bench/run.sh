@@ -258,15 +258,8 @@ log "created database $DB"
 proc_ticks() {
     awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"
 }
-# utime+stime of a JVM's JIT compiler threads (HotSpot names them "C1 CompilerThreadN" and
-# "C2 CompilerThreadN"; comm keeps 15 characters), in clock ticks.
-jit_ticks() {
-    local task
-    for task in /proc/"$1"/task/*; do
-        [[ $(cat "$task/comm" 2>/dev/null) == C[12]\ CompilerThre* ]] || continue
-        awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "$task/stat" 2>/dev/null
-    done | awk '{ n += $1 } END { print n + 0 }'
-}
+# shellcheck source=bench/jit.sh
+. "$BENCH_DIR/jit.sh"
 # shellcheck source=bench/pg-cpu.sh
 . "$BENCH_DIR/pg-cpu.sh"
 vm_hwm_mib() {
@@ -548,7 +541,7 @@ count_new() {
 # settles before the first row"). The same rule for the service and the peer.
 jit_settled() {
     local who=$1 tag=$2 c=${CONNECTIONS%% *} step=10 waited=0 j0 j1 quiet
-    quiet=$((CLK_TCK * step * 3 / 100))
+    quiet=$(jit_quiet_ticks "$step")
     while ((waited < JIT_SETTLE_SECONDS)); do
         j0=$(jit_ticks "$SVC_PID")
         run_wrk "${tag}jit-settle-$waited" create "$c" "$step"

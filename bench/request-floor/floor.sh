@@ -18,7 +18,8 @@
 #                     request log line (its package at WARN): the protocol, the token, validation
 #                     and HTTP, nothing an operator reads
 # Knobs: JAVA_HOME, PG_URL (postgresql://postgres@127.0.0.1:5432; databases orders_floor_<target>
-# are created and dropped), WARMUP_SECONDS (60), DURATION (20), CONNECTIONS ("16 64"). Writes
+# are created and dropped), WARMUP_SECONDS (60), JIT_SETTLE_SECONDS (120: then creates at the first
+# connection count until the JIT is quiet, as bench/run.sh), DURATION (20), CONNECTIONS ("16 64"). Writes
 # bench/out/floor-<time>/ (the logs and results.md). Run it on a quiet machine, alone.
 set -euo pipefail
 
@@ -149,6 +150,7 @@ for target in $TARGETS; do
     log "$target: starting, then ${WARMUP_SECONDS}s of creates at 64 connections" >&2
     start "$target"
     load create 64 "$WARMUP_SECONDS" warmup >/dev/null
+    settle_jit "$PID" "${CONNECTIONS%% *}" jit-settle
     for c in $CONNECTIONS; do measure "$target" create "$c" "create$c"; done
     load replay 16 120 replay mode=prime >/dev/null
     load replay 64 "$DURATION" replay mode=replay >/dev/null
