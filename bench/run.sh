@@ -3,14 +3,15 @@
 # pgbench floor (bench/floor.sql) and a correctness check of the database afterwards. See bench/README.md.
 #
 #   bench/run.sh [--build]
-#   PEER=1 bench/run.sh      # and the same scenarios on the seed's design (the Spring peer), side by side
+#   PEER=1 bench/run.sh      # and the same scenarios on the seed's design (the Spring peer), row by row
 #
 # Knobs (environment): DURATION (s per scenario, 20), WARMUP_SECONDS (60), POOL (service's
 # reactive pool max size; empty = service default), CONNECTIONS ("16 64"), REPLAY_KEYS (1000),
 # GRACE_SECONDS (15), CEILING_LATENCY (1 = pgbench -l for p50/p99 of the ceiling), JAVA_HOME,
 # JAVA_OPTS, KEEP_DB (1 = do not drop the database), REDIS (0 = skip the replay+redis phase),
 # REDIS_DB (3: the Redis database index the replay+redis phase flushes and uses), PEER (1 = also
-# measure the peer in ../shared/peers/spring-seed on a fresh database of its own, same scenarios),
+# measure the peer in ../shared/peers/spring-seed beside the service, on a fresh database of its own,
+# the same scenarios, alternating with the service row by row),
 # PEER_DIR (the peer's sources), PEER_JAR (a built peer jar; default: built from PEER_DIR),
 # GROWTH_RECORDS (0; N > 0 adds the growth rows: N live records prefilled by SQL, expiring
 # evenly over 24 h, while creates run and the cleanup deletes what expires), CLEANUP_INTERVAL (5s),
@@ -109,6 +110,8 @@ SVC_LOG="$OUT/service.log"
 WRK_PID=""
 DB_CREATED=0
 PEER_DB=""           # the peer's database, once created (dropped at exit like DB)
+TARGET=service       # the target measured now, service or peer (use_target, below)
+declare -A TARGET_STATE  # the other target's globals, while it is not the current one
 
 cleanup() {
     local rc=$?
@@ -119,6 +122,10 @@ cleanup() {
         wait "$WRK_PID" 2>/dev/null
     fi
     stop_service
+    # The other target, when two run side by side (PEER=1).
+    local other=${TARGET_STATE[peer.SVC_PID]:-}
+    [[ $TARGET == service ]] || other=${TARGET_STATE[service.SVC_PID]:-}
+    [[ -z $other ]] || { SVC_PID=$other; stop_service; }
     if ((DB_CREATED)); then
         if [[ $KEEP_DB == 1 ]]; then
             log "KEEP_DB=1: database(s) $MAIN_DB $PEER_DB kept (drop with: psql -h $PG_HOST -U $PG_USER -c 'DROP DATABASE <name>')"
@@ -313,12 +320,16 @@ if ((PEER)); then
     echo "peer: $PEER_JAR"
 fi
 
-PORT=""
-for _ in $(seq 1 200); do
-    p=$((20000 + RANDOM % 20000))
-    if [[ -z $(ss -Htln "sport = :$p") ]]; then PORT=$p; break; fi
-done
-[[ -n $PORT ]] || die "no free port found"
+# free_port [TAKEN]: a port nothing listens on, other than TAKEN.
+free_port() {
+    local p
+    for _ in $(seq 1 200); do
+        p=$((20000 + RANDOM % 20000))
+        if [[ $p != "${1:-}" && -z $(ss -Htln "sport = :$p") ]]; then echo "$p"; return 0; fi
+    done
+    die "no free port found"
+}
+PORT=$(free_port)
 BASE="http://127.0.0.1:$PORT"
 
 # launch LOGFILE COMMAND...: starts COMMAND in the background (its output to LOGFILE), waits for
@@ -420,6 +431,35 @@ declare -A RES
 declare -A GROWTH_DELETED
 JIT_SETTLED=()       # per phase: how long its JIT took to settle after the warm-up
 
+# With PEER=1 the peer runs beside the service, on a port and a database of its own, and the two
+# are measured alternately, row by row: a machine whose speed drifts over minutes then drifts for
+# both alike (measured one after the other, minutes apart, the two services shared no sitting:
+# bench/README.md, "Two runs beside the peer with the JIT settled"). use_target makes one of them
+# the current target: the globals below are that target's, kept for the other in TARGET_STATE.
+TARGET_VARS=(PORT BASE SVC_PID SVC_LOG DB TOTAL_NEW TOTAL_UNANSWERED PRIMED_NEW PRIMED_ERRORS REPLAY_NEW)
+TARGETS=(service)
+use_target() {
+    local v
+    [[ $1 != "$TARGET" ]] || return 0
+    for v in "${TARGET_VARS[@]}"; do TARGET_STATE[$TARGET.$v]=${!v:-}; done
+    TARGET=$1
+    for v in "${TARGET_VARS[@]}"; do printf -v "$v" '%s' "${TARGET_STATE[$TARGET.$v]:-}"; done
+}
+if ((PEER)); then
+    use_target peer
+    PORT=$(free_port "${TARGET_STATE[service.PORT]}")
+    BASE="http://127.0.0.1:$PORT"
+    DB="${MAIN_DB}_peer"
+    qpg -c "CREATE DATABASE $DB" >/dev/null
+    PEER_DB=$DB
+    log "created database $DB for the peer"
+    start_peer "$OUT/peer.log"
+    seed_and_smoke
+    TOTAL_NEW=1 TOTAL_UNANSWERED=0
+    use_target service
+    TARGETS+=(peer)
+fi
+
 # ------------------------------------------------------------------------------------------
 # wrk runs
 # ------------------------------------------------------------------------------------------
@@ -429,11 +469,11 @@ checkpoint() { q -c 'CHECKPOINT'; }
 # bills that window's requests for the previous window's events (a replay window paid for 12 % of
 # its CPU that way). So each window starts with the outbox drained: it waits while the count of
 # unpublished rows falls, at most OUTBOX_SETTLE_SECONDS, and goes on (saying so) once it stalls for
-# 5 s, which a broker that is down would do. No outbox_event table (the peer): nothing to wait for.
+# 5 s, which a broker that is down would do. It is the service's outbox, also before the peer's
+# windows (the peer has none): the service's relay would bill them too.
 outbox_settled() {
     local left last stalled_since=$SECONDS started=$SECONDS
-    [[ $(q -c "SELECT to_regclass('outbox_event') IS NOT NULL") == t ]] || return 0
-    left=$(q -c 'SELECT count(*) FROM outbox_event WHERE published_at IS NULL')
+    left=$(DB=$MAIN_DB q -c 'SELECT count(*) FROM outbox_event WHERE published_at IS NULL')
     last=$left
     while ((left > 0)); do
         if ((SECONDS - started >= OUTBOX_SETTLE_SECONDS || SECONDS - stalled_since >= 5)); then
@@ -441,7 +481,7 @@ outbox_settled() {
             return 0
         fi
         sleep 0.5
-        left=$(q -c 'SELECT count(*) FROM outbox_event WHERE published_at IS NULL')
+        left=$(DB=$MAIN_DB q -c 'SELECT count(*) FROM outbox_event WHERE published_at IS NULL')
         ((left >= last)) || stalled_since=$SECONDS
         last=$left
     done
@@ -558,48 +598,93 @@ jit_settled() {
     JIT_SETTLED+=("${who:-service }not settled after $waited s")
 }
 
-# run_scenarios [NAME]: warm-up, then create, create-hot, replay and mixed at every connection
-# count, on whatever listens on $PORT. NAME (the peer's "peer") prefixes the rows' scenario names
-# and the run labels. Sets PRIMED_NEW, PRIMED_ERRORS and REPLAY_NEW; counts into TOTAL_NEW.
+# who: the current target's prefix of row names ("peer "), tag: of run labels ("peer-").
+who() { [[ $TARGET == service ]] || echo "$TARGET "; }
+tag() { [[ $TARGET == service ]] || echo "$TARGET-"; }
+
+# next_turn: sets TURN_ORDER to the targets in the order of the next row, alternating (service then
+# peer, then peer then service, ...), so neither always goes first after the other's window.
+TURN=0
+TURN_ORDER=()
+next_turn() {
+    local i
+    TURN=$((TURN + 1))
+    TURN_ORDER=()
+    for ((i = 0; i < ${#TARGETS[@]}; i++)); do
+        if ((TURN % 2 == 1)); then TURN_ORDER+=("${TARGETS[i]}"); else TURN_ORDER=("${TARGETS[i]}" "${TURN_ORDER[@]}"); fi
+    done
+}
+
+# run_scenarios: warm-up, then create, create-hot, replay and mixed at every connection count, on
+# every target (the service, and the peer with PEER=1), alternating target by target within each
+# row. Per target: sets PRIMED_NEW, PRIMED_ERRORS and REPLAY_NEW; counts into TOTAL_NEW.
 run_scenarios() {
-    local who=${1:+$1 } tag=${1:+$1-} scenario c
+    local t scenario c
     if ((WARMUP_SECONDS > 0)); then
-        log "${who}warm-up: create, 64 connections, $WARMUP_SECONDS s"
-        run_wrk "${tag}warmup" create 64 "$WARMUP_SECONDS"
-        count_new
-        jit_settled "$who" "$tag"
+        for t in "${TARGETS[@]}"; do
+            use_target "$t"
+            log "$(who)warm-up: create, 64 connections, $WARMUP_SECONDS s"
+            run_wrk "$(tag)warmup" create 64 "$WARMUP_SECONDS"
+            count_new
+            jit_settled "$(who)" "$(tag)"
+        done
     fi
 
     for scenario in create create-hot; do
         for c in $CONNECTIONS; do
-            run_wrk "$tag$scenario-c$c" "$scenario" "$c" "$DURATION"
-            count_new
-            add_row "$who$scenario" "$c"
+            next_turn
+            for t in "${TURN_ORDER[@]}"; do
+                use_target "$t"
+                run_wrk "$(tag)$scenario-c$c" "$scenario" "$c" "$DURATION"
+                count_new
+                add_row "$(who)$scenario" "$c"
+            done
         done
     done
 
-    log "${who}replay: creating $REPLAY_KEYS keys"
-    run_wrk "${tag}replay-prime" replay 16 120 "count=$REPLAY_KEYS" mode=prime
-    count_new
-    PRIMED_NEW=${RES[new201]}
-    PRIMED_ERRORS=${RES[errors]}
-    REPLAY_NEW=0
-    for c in $CONNECTIONS; do
-        # The replay runs use the primed keys: same prefix as the prime run.
-        run_wrk "${tag}replay-c$c" replay "$c" "$DURATION" "count=$REPLAY_KEYS" mode=replay "prefix=$KEY_RUN-${tag}replay-prime"
+    for t in "${TARGETS[@]}"; do
+        use_target "$t"
+        log "$(who)replay: creating $REPLAY_KEYS keys"
+        run_wrk "$(tag)replay-prime" replay 16 120 "count=$REPLAY_KEYS" mode=prime
         count_new
-        REPLAY_NEW=$((REPLAY_NEW + RES[new201]))
-        add_row "${who}replay" "$c"
+        PRIMED_NEW=${RES[new201]}
+        PRIMED_ERRORS=${RES[errors]}
+        REPLAY_NEW=0
+    done
+    for c in $CONNECTIONS; do
+        next_turn
+        for t in "${TURN_ORDER[@]}"; do
+            use_target "$t"
+            # The replay runs use the primed keys: same prefix as the prime run.
+            run_wrk "$(tag)replay-c$c" replay "$c" "$DURATION" "count=$REPLAY_KEYS" mode=replay "prefix=$KEY_RUN-$(tag)replay-prime"
+            count_new
+            REPLAY_NEW=$((REPLAY_NEW + RES[new201]))
+            add_row "$(who)replay" "$c"
+        done
     done
 
     for c in $CONNECTIONS; do
-        run_wrk "${tag}mixed-c$c" mixed "$c" "$DURATION"
-        count_new
-        add_row "${who}mixed" "$c"
+        next_turn
+        for t in "${TURN_ORDER[@]}"; do
+            use_target "$t"
+            run_wrk "$(tag)mixed-c$c" mixed "$c" "$DURATION"
+            count_new
+            add_row "$(who)mixed" "$c"
+        done
     done
+    use_target service
 }
 
 run_scenarios
+if ((PEER)); then
+    # The peer's part is done: its counts are kept for the checks, and it stops before the
+    # service's growth and Redis phases.
+    use_target peer
+    PEER_TOTAL_NEW=$TOTAL_NEW PEER_TOTAL_UNANSWERED=$TOTAL_UNANSWERED
+    PEER_PRIMED_NEW=$PRIMED_NEW PEER_PRIMED_ERRORS=$PRIMED_ERRORS PEER_REPLAY_NEW=$REPLAY_NEW
+    stop_service
+    use_target service
+fi
 
 # ------------------------------------------------------------------------------------------
 # Growth: the create scenario again with GROWTH_RECORDS live records, some expiring as it runs
@@ -723,29 +808,6 @@ if ((REDIS)); then
 fi
 
 # ------------------------------------------------------------------------------------------
-# The peer: the same scenarios on the seed's design, on a fresh database of its own
-# ------------------------------------------------------------------------------------------
-if ((PEER)); then
-    stop_service
-    OURS_TOTAL_NEW=$TOTAL_NEW OURS_TOTAL_UNANSWERED=$TOTAL_UNANSWERED
-    OURS_PRIMED_NEW=$PRIMED_NEW OURS_PRIMED_ERRORS=$PRIMED_ERRORS OURS_REPLAY_NEW=$REPLAY_NEW
-    DB="${MAIN_DB}_peer"
-    qpg -c "CREATE DATABASE $DB" >/dev/null
-    PEER_DB=$DB
-    log "created database $DB for the peer"
-    start_peer "$OUT/peer.log"
-    seed_and_smoke
-    TOTAL_NEW=1 TOTAL_UNANSWERED=0
-    run_scenarios peer
-    PEER_TOTAL_NEW=$TOTAL_NEW PEER_TOTAL_UNANSWERED=$TOTAL_UNANSWERED
-    PEER_PRIMED_NEW=$PRIMED_NEW PEER_PRIMED_ERRORS=$PRIMED_ERRORS PEER_REPLAY_NEW=$REPLAY_NEW
-    stop_service
-    TOTAL_NEW=$OURS_TOTAL_NEW TOTAL_UNANSWERED=$OURS_TOTAL_UNANSWERED
-    PRIMED_NEW=$OURS_PRIMED_NEW PRIMED_ERRORS=$OURS_PRIMED_ERRORS REPLAY_NEW=$OURS_REPLAY_NEW
-    DB=$MAIN_DB
-fi
-
-# ------------------------------------------------------------------------------------------
 # The ceiling: pgbench running exactly the SQL of one order creation; then the floor: the least
 # SQL that writes a create's four rows (bench/floor.sql), which no design can go under
 # ------------------------------------------------------------------------------------------
@@ -809,7 +871,7 @@ RESULTS="$OUT/results.md"
     echo "- commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')$( [[ -n $(git -C "$ROOT" status --porcelain -- src pom.xml 2>/dev/null) ]] && echo ' (src/ has uncommitted changes)'); jar built $JAR_TIME"
     echo "- PostgreSQL $PG_VERSION, fsync=$FSYNC, synchronous_commit=$SYNC_COMMIT; $(nproc) CPUs"
     echo "- $("$JAVA_HOME/bin/java" -version 2>&1 | head -n 1); pool max size ${POOL:-service default}"
-    ((PEER)) && echo "- peer rows (\`peer ...\`): $PEER_JAR, the same scenarios, key and JVM, on a fresh database of its own, after the service was stopped"
+    ((PEER)) && echo "- peer rows (\`peer ...\`): $PEER_JAR, the same scenarios, key and JVM, on a fresh database of its own, running beside the service; each row measured on both, one right after the other, the first of the two alternating from row to row"
     echo "- DURATION=${DURATION}s per run, WARMUP_SECONDS=$WARMUP_SECONDS, wrk -t $THREADS --latency, pgbench -n -M prepared -j $THREADS${PGBENCH_LOG_ARGS:+ -l}"
     ((${#JIT_SETTLED[@]} == 0)) || echo "- JIT settled after the warm-up (JIT_SETTLE_SECONDS=$JIT_SETTLE_SECONDS, creates at ${CONNECTIONS%% *} connections until the compilers used under 3 % of a core in 10 s): $(IFS=,; echo "${JIT_SETTLED[*]}" | sed 's/,/, /g')"
     if ((REDIS)); then
@@ -824,7 +886,9 @@ RESULTS="$OUT/results.md"
         e=$err
         [[ $det == - ]] || e="$err ($det)"
         echo "| $s | $c | $rps | $p50 | $p99 | $e | $rss | $scpu | $pcpu | $n | $r |"
-    done < "$ROWS"
+    done < <(awk -F'\t' '$1 !~ /^peer / && $1 !~ /\(pgbench\)$/' "$ROWS"  # ours, the peer's, then pgbench's
+             awk -F'\t' '$1 ~ /^peer /' "$ROWS"
+             awk -F'\t' '$1 ~ /\(pgbench\)$/' "$ROWS")
     echo
     for c in $CONNECTIONS; do
         echo "- create at $c connections: $(rps_of create "$c") req/s; ceiling (pgbench): $(rps_of 'ceiling (pgbench)' "$c") tps" \
