@@ -1,5 +1,5 @@
 # Sourced by bench/run.sh and bench/load.sh: how busy a JVM's JIT compilers are (issue 17, bench/README.md
-# "The JIT settles before the first row").
+# "Issue 17: the JIT settles before the first row, the peer row by row").
 #
 # jit_ticks PID: utime+stime of the JVM's compiler threads, in clock ticks. HotSpot names them
 # "C1 CompilerThreadN" and "C2 CompilerThreadN"; comm keeps 15 characters. A compiler thread that

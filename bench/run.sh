@@ -577,8 +577,8 @@ count_new() {
 # steps until the JVM's JIT compilers used under 3 % of a core in a step, at most
 # JIT_SETTLE_SECONDS. The compilers had not finished after 60 s at 64 connections: in the 16
 # connection row that followed they used 0.03-0.10 ms of CPU per create, 10-20 % of the service's
-# CPU in that row, and took it from PostgreSQL on the same 2 cores (bench/README.md, "The JIT
-# settles before the first row"). The same rule for the service and the peer.
+# CPU in that row, and took it from PostgreSQL on the same 2 cores (bench/README.md, "Issue 17: the
+# JIT settles before the first row, the peer row by row"). The same rule for the service and the peer.
 jit_settled() {
     local who=$1 tag=$2 c=${CONNECTIONS%% *} step=10 waited=0 j0 j1 quiet
     quiet=$(jit_quiet_ticks "$step")
