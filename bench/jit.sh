@@ -12,7 +12,22 @@ jit_ticks() {
     done | awk '{ n += $1 } END { print n + 0 }'
 }
 
-# The compilers count as quiet in a step of STEP seconds when they used under 3 % of a core in it.
-jit_quiet_ticks() { # STEP
-    echo $(($(getconf CLK_TCK) * $1 * 3 / 100))
+# jit_settle PID STEP LIMIT COMMAND...: runs COMMAND (one load window of STEP seconds; it gets the
+# seconds waited so far as its last argument) until the JIT compilers of the JVM PID used under 3 %
+# of a core in a window, for at most LIMIT seconds. Sets JIT_WAITED (seconds) and JIT_LAST_MS (the
+# compilers' CPU in the last window); returns 0 once they were quiet, 1 when LIMIT passed first.
+jit_settle() {
+    local pid=$1 step=$2 limit=$3 hz j0 j1
+    shift 3
+    hz=$(getconf CLK_TCK)
+    JIT_WAITED=0
+    while ((JIT_WAITED < limit)); do
+        j0=$(jit_ticks "$pid")
+        "$@" "$JIT_WAITED"
+        j1=$(jit_ticks "$pid")
+        JIT_WAITED=$((JIT_WAITED + step))
+        JIT_LAST_MS=$(((j1 - j0) * 1000 / hz))
+        ((j1 - j0 >= hz * step * 3 / 100)) || return 0
+    done
+    return 1
 }

@@ -29,17 +29,12 @@ load() {
 # of the JVM PID used under 3 % of a core in a step, at most JIT_SETTLE_SECONDS (120); says on
 # stderr how long it took. Keys are <RUN>-<SCENARIO>-<step>-...
 settle_jit() {
-    local step=10 waited=0 j0 j1 quiet
-    quiet=$(jit_quiet_ticks "$step")
-    while ((waited < ${JIT_SETTLE_SECONDS:-120})); do
-        j0=$(jit_ticks "$1")
-        load create "$2" "$step" "$3-$waited" >/dev/null
-        j1=$(jit_ticks "$1")
-        waited=$((waited + step))
-        if ((j1 - j0 < quiet)); then
-            echo "JIT settled after $waited s more of creates at $2 connections" >&2
-            return 0
-        fi
-    done
-    echo "JIT still compiling after $waited s more of creates at $2 connections; measuring anyway" >&2
+    if jit_settle "$1" 10 "${JIT_SETTLE_SECONDS:-120}" settle_window "$2" "$3"; then
+        echo "JIT settled after $JIT_WAITED s more of creates at $2 connections" >&2
+    else
+        echo "JIT still compiling after $JIT_WAITED s more of creates at $2 connections; measuring anyway" >&2
+    fi
+}
+settle_window() { # CONNECTIONS SCENARIO WAITED
+    load create "$1" 10 "$2-$3" >/dev/null
 }

@@ -580,22 +580,19 @@ count_new() {
 # CPU in that row, and took it from PostgreSQL on the same 2 cores (bench/README.md, "Issue 17: the
 # JIT settles before the first row, the peer row by row"). The same rule for the service and the peer.
 jit_settled() {
-    local who=$1 tag=$2 c=${CONNECTIONS%% *} step=10 waited=0 j0 j1 quiet
-    quiet=$(jit_quiet_ticks "$step")
-    while ((waited < JIT_SETTLE_SECONDS)); do
-        j0=$(jit_ticks "$SVC_PID")
-        run_wrk "${tag}jit-settle-$waited" create "$c" "$step"
-        count_new
-        j1=$(jit_ticks "$SVC_PID")
-        waited=$((waited + step))
-        if ((j1 - j0 < quiet)); then
-            log "${who}JIT settled after $waited s more of creates at $c connections (compilers $(((j1 - j0) * 1000 / CLK_TCK)) ms of CPU in the last $step s)"
-            JIT_SETTLED+=("${who:-service }$waited s")
-            return 0
-        fi
-    done
-    log "${who}JIT still compiling after $waited s more of creates at $c connections; measuring anyway"
-    JIT_SETTLED+=("${who:-service }not settled after $waited s")
+    local who=$1 tag=$2 c=${CONNECTIONS%% *}
+    if jit_settle "$SVC_PID" 10 "$JIT_SETTLE_SECONDS" jit_settle_window "$tag" "$c"; then
+        log "${who}JIT settled after $JIT_WAITED s more of creates at $c connections (compilers $JIT_LAST_MS ms of CPU in the last 10 s)"
+        JIT_SETTLED+=("${who:-service }$JIT_WAITED s")
+    else
+        log "${who}JIT still compiling after $JIT_WAITED s more of creates at $c connections; measuring anyway"
+        JIT_SETTLED+=("${who:-service }not settled after $JIT_WAITED s")
+    fi
+}
+# jit_settle_window TAG CONNECTIONS WAITED: one 10 s window of creates while the JIT settles.
+jit_settle_window() {
+    run_wrk "$1jit-settle-$3" create "$2" 10
+    count_new
 }
 
 # who: the current target's prefix of row names ("peer "), tag: of run labels ("peer-").
