@@ -3,7 +3,6 @@ package com.retrysafe.orders.events.outbox;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.UUID;
 import java.util.concurrent.CompletionStage;
 
 import jakarta.enterprise.context.ApplicationScoped;
@@ -57,6 +56,7 @@ public class OutboxRelay {
         if (config.relay().enabled()) {
             LOG.infof("Outbox relay every %s, batches of %d", config.relay().interval(), config.relay().batchSize());
             schedule(config.relay().interval());
+            scheduleAgeGauge();
         } else {
             LOG.info("Outbox relay disabled (outbox.relay.enabled=false): events stay in the outbox");
         }
@@ -92,7 +92,7 @@ public class OutboxRelay {
         } else {
             run = pool.withTransaction(this::publishBatch).invoke(metrics::published);
         }
-        return run.call(this::refreshGauge);
+        return run;
     }
 
     private Uni<Integer> publishBatch(SqlConnection tx) {
@@ -129,11 +129,11 @@ public class OutboxRelay {
     }
 
     private Uni<Integer> record(SqlConnection tx, List<Attempt> results) {
-        List<UUID> confirmed = new ArrayList<>();
+        List<OutboxEvent> confirmed = new ArrayList<>();
         List<Attempt> failed = new ArrayList<>();
         for (Attempt attempt : results) {
             if (attempt.failure() == null) {
-                confirmed.add(attempt.event().eventId());
+                confirmed.add(attempt.event());
             } else {
                 failed.add(attempt);
             }
@@ -147,12 +147,12 @@ public class OutboxRelay {
                     if (!(attempt.failure() instanceof StillUnconfirmed)) {
                         metrics.publishFailed();
                     }
-                    return repository.markFailed(tx, attempt.event().eventId(), describe(attempt.failure()),
+                    return repository.markClaimedFailed(tx, attempt.event(), describe(attempt.failure()),
                             backoff(attempt.event().attempts(), config.relay().backoffInitial(),
                                     config.relay().backoffMax()));
                 })
                 .collect().last()
-                .flatMap(ignored -> repository.markPublished(tx, confirmed));
+                .flatMap(ignored -> repository.markClaimedPublished(tx, confirmed));
     }
 
     /*
@@ -161,7 +161,7 @@ public class OutboxRelay {
      * waits (bounded by lock_timeout) if another run has the row claimed.
      */
     private void markPublishedOnLateConfirm(OutboxEvent event, CompletionStage<Void> confirm) {
-        confirm.thenRun(() -> repository.markPublished(pool, List.of(event.eventId()))
+        confirm.thenRun(() -> repository.markPublishedLate(pool, event.eventId())
                 .subscribe().with(
                         marked -> {
                             if (marked > 0) {
@@ -188,6 +188,19 @@ public class OutboxRelay {
         int shift = Math.min(previousAttempts, 30);
         long millis = initial.toMillis() << shift;
         return millis <= 0 || millis > max.toMillis() ? max : Duration.ofMillis(millis);
+    }
+
+    /*
+     * The age gauge has a clock of its own, one read per interval: a relay catching up runs every
+     * millisecond, and each read walks the work list's index from its head, past an entry for
+     * every row published since the last VACUUM.
+     */
+    private void scheduleAgeGauge() {
+        if (stopped) {
+            return;
+        }
+        vertx.setTimer(Math.max(1, config.relay().interval().toMillis()),
+                id -> refreshGauge().subscribe().with(ignored -> scheduleAgeGauge()));
     }
 
     private Uni<Void> refreshGauge() {

@@ -47,7 +47,7 @@ public class OutboxRepository {
      */
     static final String CLAIM_BATCH = """
             SELECT event_id, aggregate_type, aggregate_id, event_type, payload::text AS payload,
-                   created_at, attempts, trace_parent
+                   created_at, attempts, trace_parent, ctid::text AS row_location
               FROM outbox_event e
              WHERE published_at IS NULL
                AND next_attempt_at <= now()
@@ -66,16 +66,30 @@ public class OutboxRepository {
     /* Run first in the claim's transaction; LOCAL, so it ends with it. */
     static final String CLAIM_PLANNER_SETTINGS = "SET LOCAL enable_sort = off";
 
-    private static final String MARK_PUBLISHED = """
+    /*
+     * The rows of the claim, in the claim's transaction: its lock keeps any other relay from
+     * publishing or moving them, so each is found where the claim found it, without an index. The
+     * work list's index is no way to them: it keeps an entry for every row published since the
+     * last VACUUM, and the planner, whose statistics say the work list is short, walked all of it
+     * to find a batch (RelayBacklogTest).
+     */
+    static final String MARK_CLAIMED_PUBLISHED = """
             UPDATE outbox_event
                SET published_at = now(), attempts = attempts + 1, last_error = NULL
-             WHERE event_id = ANY($1) AND published_at IS NULL
+             WHERE ctid = ANY($1::text[]::tid[])
             """;
 
-    private static final String MARK_FAILED = """
+    private static final String MARK_CLAIMED_FAILED = """
             UPDATE outbox_event
                SET attempts = attempts + 1, last_error = $2,
                    next_attempt_at = now() + make_interval(secs => $3::double precision / 1000)
+             WHERE ctid = $1::text::tid
+            """;
+
+    /* A confirm that came after its run had given up on it: the row may have been published since. */
+    private static final String MARK_PUBLISHED_LATE = """
+            UPDATE outbox_event
+               SET published_at = now(), attempts = attempts + 1, last_error = NULL
              WHERE event_id = $1 AND published_at IS NULL
             """;
 
@@ -123,19 +137,26 @@ public class OutboxRepository {
                 });
     }
 
-    public Uni<Integer> markPublished(SqlClient client, List<UUID> eventIds) {
-        if (eventIds.isEmpty()) {
+    /** @param tx the transaction that claimed the events */
+    public Uni<Integer> markClaimedPublished(SqlConnection tx, List<OutboxEvent> events) {
+        if (events.isEmpty()) {
             return Uni.createFrom().item(0);
         }
-        return client.preparedQuery(MARK_PUBLISHED)
-                .execute(Tuple.of(eventIds.toArray(UUID[]::new)))
+        return tx.preparedQuery(MARK_CLAIMED_PUBLISHED)
+                .execute(Tuple.of(events.stream().map(OutboxEvent::rowLocation).toArray(String[]::new)))
                 .map(rows -> rows.rowCount());
     }
 
-    public Uni<Void> markFailed(SqlClient client, UUID eventId, String error, Duration retryIn) {
-        return client.preparedQuery(MARK_FAILED)
-                .execute(Tuple.of(eventId, error, retryIn.toMillis()))
+    /** @param tx the transaction that claimed the event */
+    public Uni<Void> markClaimedFailed(SqlConnection tx, OutboxEvent event, String error, Duration retryIn) {
+        return tx.preparedQuery(MARK_CLAIMED_FAILED)
+                .execute(Tuple.of(event.rowLocation(), error, retryIn.toMillis()))
                 .replaceWithVoid();
+    }
+
+    /** Emits 1 if the event was still unpublished, else 0. */
+    public Uni<Integer> markPublishedLate(SqlClient client, UUID eventId) {
+        return client.preparedQuery(MARK_PUBLISHED_LATE).execute(Tuple.of(eventId)).map(rows -> rows.rowCount());
     }
 
     /** Seconds since the oldest unpublished row was written; 0 when everything is published. */

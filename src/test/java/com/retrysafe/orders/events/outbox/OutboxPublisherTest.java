@@ -188,6 +188,6 @@ class OutboxPublisherTest {
     private static OutboxEvent event(String traceParent) {
         UUID id = UUID.randomUUID();
         return new OutboxEvent(id, "order", "1", "order.created", "{\"orderId\":\"1\"}",
-                OffsetDateTime.now(ZoneOffset.UTC).truncatedTo(ChronoUnit.MILLIS), 0, traceParent);
+                OffsetDateTime.now(ZoneOffset.UTC).truncatedTo(ChronoUnit.MILLIS), 0, traceParent, "(0,1)");
     }
 }
