@@ -1,5 +1,7 @@
 package com.retrysafe.orders.events;
 
+import java.io.BufferedReader;
+import java.io.BufferedWriter;
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -17,6 +19,10 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * A real AMQP 0-9-1 broker for dev mode and tests when no RabbitMQ answers: Apache Qpid Broker-J
@@ -89,32 +95,61 @@ public final class EmbeddedBroker {
                     "-cp", classPath(), Main.class.getName(),
                     Integer.toString(port), config.toString(), work.toString(),
                     Long.toString(ProcessHandle.current().pid())));
-            Process process = new ProcessBuilder(command)
-                    .redirectErrorStream(true)
-                    .redirectOutput(work.resolve("broker.log").toFile())
-                    .start();
+            Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
             EmbeddedBroker broker = new EmbeddedBroker(port, process);
             Runtime.getRuntime().addShutdownHook(new Thread(process::destroyForcibly));
-            long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
-            while (!answers(port)) {
-                if (!process.isAlive() || System.nanoTime() > deadline) {
-                    process.destroyForcibly();
-                    throw new IllegalStateException("The embedded AMQP broker (Qpid Broker-J) did not start on "
-                            + HOST + ":" + port + "; see " + work.resolve("broker.log"));
-                }
-                // Dev and test start-up only, while the configuration is read and before anything is
-                // served: no request path or event loop ever waits here.
-                Thread.sleep(100);
+            Path log = work.resolve("broker.log");
+            if (!readyInTime(process, log) || !answers(port)) {
+                process.destroyForcibly();
+                throw new IllegalStateException("The embedded AMQP broker (Qpid Broker-J) did not start on "
+                        + HOST + ":" + port + "; see " + log);
             }
             System.out.printf("Embedded AMQP broker (Apache Qpid Broker-J, in memory) started on %s:%d (log in %s)%n",
-                    HOST, port, work.resolve("broker.log"));
+                    HOST, port, log);
             return broker;
         } catch (IOException e) {
             throw new UncheckedIOException("Could not start the embedded AMQP broker; set RABBITMQ_HOST and "
                     + "RABBITMQ_PORT to use an existing RabbitMQ", e);
+        }
+    }
+
+    /*
+     * Waits until the broker's JVM says it is ready, or exits, or START_TIMEOUT passes. Its output
+     * goes to the log through a daemon thread for as long as it runs: that thread sees the ready
+     * line as it passes, and the end of the output if the JVM exits first.
+     */
+    private static boolean readyInTime(Process process, Path log) {
+        CompletableFuture<Boolean> ready = new CompletableFuture<>();
+        Thread copier = new Thread(() -> copyOutput(process, log, ready), "embedded-broker-output-" + process.pid());
+        copier.setDaemon(true);
+        copier.start();
+        try {
+            return ready.get(START_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            return false;
+        } catch (ExecutionException e) {
+            throw new IllegalStateException(e.getCause());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);
+        }
+    }
+
+    private static void copyOutput(Process process, Path log, CompletableFuture<Boolean> ready) {
+        try (BufferedReader output = process.inputReader(StandardCharsets.UTF_8);
+                BufferedWriter copy = Files.newBufferedWriter(log, StandardCharsets.UTF_8)) {
+            for (String line = output.readLine(); line != null; line = output.readLine()) {
+                copy.write(line);
+                copy.newLine();
+                copy.flush();
+                if (line.equals(Main.READY)) {
+                    ready.complete(true);
+                }
+            }
+        } catch (IOException e) {
+            // The log could not be written, or the pipe broke: unless the ready line came first, the start failed.
+        } finally {
+            ready.complete(false);
         }
     }
 
@@ -236,6 +271,9 @@ public final class EmbeddedBroker {
     /** The broker's JVM: port, configuration file, work directory, and the pid to exit with. */
     public static final class Main {
 
+        /** Printed once the broker's ports are open. */
+        static final String READY = "embedded-broker: ready";
+
         private Main() {
         }
 
@@ -252,7 +290,16 @@ public final class EmbeddedBroker {
                     "qpid.amqp_port", Integer.toString(port),
                     "qpid.work_dir", work,
                     "qpid.home_dir", work));
-            new org.apache.qpid.server.SystemLauncher().startup(attributes);
+            try {
+                new org.apache.qpid.server.SystemLauncher().startup(attributes);
+            } catch (Exception | LinkageError e) {
+                // Qpid's threads would keep this JVM alive, and the starter waiting, until its timeout.
+                e.printStackTrace(System.out);
+                System.out.flush();
+                Runtime.getRuntime().halt(1);
+            }
+            System.out.println(READY);
+            System.out.flush();
             // Never outlive the JVM that started this broker, even when it was killed.
             ProcessHandle.of(parent).ifPresentOrElse(
                     handle -> handle.onExit().thenRun(() -> Runtime.getRuntime().halt(0)),
