@@ -5,7 +5,8 @@
 # of bench/lua/create.lua. After the warm-up and the JIT's settling come ROUNDS windows per target,
 # alternating. Each window starts with the statistics reset and is read once the relay has
 # published its events, so the relay's statements count too. Per create, for all statements and
-# for the top ones: calls, execution time, WAL bytes, full-page images and buffers read.
+# for the top ones: calls, execution time, WAL bytes, full-page images and buffers read; and the
+# window's WAL by record type and relation (pg_waldump), so each table's and index's share shows.
 #
 #   ./mvnw -B package -DskipTests && bench/pg-statements.sh
 #
@@ -76,6 +77,8 @@ as_pg_user "$PG_BIN/initdb" -D "$PGDATA" -U postgres --auth=trust >"$OUT/initdb.
     echo "max_connections = 200"
     echo "shared_preload_libraries = 'pg_stat_statements'"
     echo "pg_stat_statements.max = 2000"
+    # Each window's WAL is read back by pg_waldump, so no checkpoint may recycle it before.
+    echo "wal_keep_size = '4GB'"
     if [[ -n $SETTINGS_FROM ]]; then
         # A setting counted in pages (shared_buffers) is written as a number of pages.
         psql -Atq "$SETTINGS_FROM" -c "SELECT name || ' = ''' || setting
@@ -145,6 +148,34 @@ outbox_drained() {
     die "the outbox still holds $waiting unpublished events 120 s after the window"
 }
 
+# What the window's WAL holds, per create, by record type and the relation it writes (the first
+# block a record refers to): the event's heap and each index apart. Checkpoints and the harness
+# are in it too.
+wal_by_relation() {
+    local start=$1 end=$2 creates=$3 db=$4
+    echo "WAL of the window by record type and relation, per create (pg_waldump; FPI bytes included)"
+    printf '%-26s %-36s %9s %9s\n' record relation records bytes
+    {
+        psql -Atq -F ' ' "postgresql://postgres@127.0.0.1:$PG_PORT/$db" \
+            -c "SELECT 'name', pg_relation_filenode(oid), relname FROM pg_class WHERE pg_relation_filenode(oid) IS NOT NULL"
+        as_pg_user "$PG_BIN/pg_waldump" -p "$PGDATA/pg_wal" -s "$start" -e "$end" 2>/dev/null
+    } | awk -v creates="$creates" '
+        $1 == "name" { name[$2] = $3; next }
+        $1 == "rmgr:" {
+            match($0, /tot\): *[0-9]+\/ *[0-9]+/); split(substr($0, RSTART, RLENGTH), size, "/")
+            match($0, /desc: [A-Z_+]+/); record = $2 "/" substr($0, RSTART + 6, RLENGTH - 6)
+            relation = "-"
+            if (match($0, /rel [0-9]+\/[0-9]+\/[0-9]+/)) {
+                split(substr($0, RSTART + 4, RLENGTH - 4), path, "/")
+                relation = (path[3] in name) ? name[path[3]] : path[3]
+            }
+            bytes[record " " relation] += size[2]; count[record " " relation]++
+        }
+        END { for (k in bytes) { split(k, key, " ")
+                  printf "%-26s %-36s %9.3f %9.1f\n", key[1], key[2], count[k] / creates, bytes[k] / creates } }' \
+        | sort -k4 -n -r | head -n 20
+}
+
 for target in $TARGETS; do
     use "$target"
     log "warm-up of $target: ${WARMUP_SECONDS}s of creates at 64 connections"
@@ -160,6 +191,7 @@ for round in $(seq 1 "$ROUNDS"); do
     for target in $order; do
         use "$target"
         psql -Atq "$ADMIN" -c "SELECT pg_stat_statements_reset()" -c "SELECT pg_stat_reset_shared('wal')" >/dev/null
+        start_lsn=$(psql -Atq "$ADMIN" -c "SELECT pg_current_wal_lsn()")
         line=$(load create "$CONNECTIONS" "$DURATION" "r$round-$target")
         [[ $target != ours ]] || outbox_drained
         creates=$(sed -E 's/.* new201=([0-9]+).*/\1/' <<<"$line")
@@ -168,6 +200,7 @@ for round in $(seq 1 "$ROUNDS"); do
             echo
             echo "== round $round, $target, $CONNECTIONS connections, ${DURATION}s: $line"
             psql -q "$ADMIN" -v creates="$creates" -v db="$target" -f "$BENCH_DIR/pg-statements.sql"
+            wal_by_relation "$start_lsn" "$(psql -Atq "$ADMIN" -c "SELECT pg_current_wal_lsn()")" "$creates" "$target"
         } | tee -a "$OUT/results.txt"
     done
 done

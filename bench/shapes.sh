@@ -12,6 +12,9 @@
 #   write-once       the record inserted once at the end, under an advisory lock (8)
 #   claim-apart-no-lookup  claim-apart without the read before the transaction (4; made from it;
 #                    any shape with a lookup of its own line has a NAME-no-lookup)
+#   ceiling-autocommit  the ceiling without BEGIN and COMMIT: the step's statement a transaction of
+#                    its own (2; any shape with one statement between BEGIN and COMMIT has a
+#                    NAME-autocommit; not in the default list)
 #   (fused, the sketch the ceiling was built from, measured like it and was retired; it is
 #   bench/shapes/fused.sql at b0c7de3)
 #   floor            bench/floor.sql, everything in one statement (1; no design goes under it)
@@ -44,6 +47,7 @@ script() {
         ceiling) echo bench/ceiling.sql ;;
         floor) echo bench/floor.sql ;;
         *-no-lookup) without_lookup "${1%-no-lookup}" "$1" ;;
+        *-autocommit) autocommit "${1%-autocommit}" "$1" ;;
         *) [ -f "bench/shapes/$1.sql" ] || { echo "unknown shape: $1" >&2; exit 2; }; echo "bench/shapes/$1.sql" ;;
     esac
 }
@@ -55,6 +59,18 @@ without_lookup() {
     [ "$(grep -c '^SELECT id, request_hash' "$base")" = 1 ] || { echo "$base has no single lookup to leave out" >&2; exit 2; }
     { echo "-- Shape \"$2\" (bench/shapes.sh): $base without its read before the transaction."
       grep -v '^SELECT id, request_hash' "$base"; } >"$file"
+    echo "$file"
+}
+# autocommit BASE NAME: BASE's script without BEGIN and COMMIT, its step's statement a transaction of
+# its own, written to $OUT/NAME.sql.
+autocommit() {
+    local base file="$OUT/$2.sql"
+    base=$(script "$1")
+    [ "$(grep -cxE 'BEGIN;|COMMIT;' "$base")" = 2 ] || { echo "$base has no single BEGIN and COMMIT to leave out" >&2; exit 2; }
+    [ "$(grep -cvE '^(--|\\g?set|[[:space:]]*$|BEGIN;|COMMIT;|SELECT id, request_hash|SELECT r\.id)' "$base")" = 1 ] \
+        || { echo "$base has more than one statement between BEGIN and COMMIT" >&2; exit 2; }
+    { echo "-- Shape \"$2\" (bench/shapes.sh): $base without BEGIN and COMMIT."
+      grep -vxE 'BEGIN;|COMMIT;' "$base"; } >"$file"
     echo "$file"
 }
 statements() { grep -cvE '^(--|\\g?set|[[:space:]]*$)' "$(script "$1")"; }
