@@ -54,7 +54,9 @@ final class RunningHere {
                 mine.ended().complete(failure == null && !cancelled ? answer : null);
             });
         }
-        Uni<Answer> ended = Uni.createFrom().completionStage(original.ended())
+        // A copy of its own: a wait that runs out cancels what it waits on, and the original's end
+        // is shared by every duplicate waiting for it.
+        Uni<Answer> ended = Uni.createFrom().completionStage(original.ended().copy())
                 .ifNoItem().after(inFlightWait).recoverWithItem(STILL_RUNNING);
         Executor back = backToCaller();
         return (back == null ? ended : ended.emitOn(back)).flatMap(answer -> {
