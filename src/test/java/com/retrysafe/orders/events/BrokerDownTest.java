@@ -18,6 +18,7 @@ import org.junit.jupiter.api.Test;
 import com.retrysafe.orders.support.Broker;
 import com.retrysafe.orders.support.Db;
 import com.retrysafe.orders.support.Metrics;
+import com.retrysafe.orders.support.TcpProxy;
 import com.retrysafe.orders.support.TestIds;
 
 import io.quarkus.test.common.WithTestResource;
@@ -63,6 +64,35 @@ class BrokerDownTest {
             awaitAllReceived(broker, second);
             awaitTrue(() -> unpublished(second) == 0, "marked published");
             awaitTrue(() -> Metrics.value("outbox_oldest_unpublished_age_seconds") == 0, "nothing waits any more");
+        }
+    }
+
+    /*
+     * The broker's answers (the confirm among them) are held past the publish timeout (2 s). The
+     * run gives up on the event and records the failure; the confirm that comes later still means
+     * the broker has it, so the event is marked published and never sent again. Every event
+     * goes out on one channel, in order, so a second copy would arrive before the next order's event.
+     */
+    @Test
+    void aConfirmAfterThePublishTimeoutMarksTheEventPublishedWithoutASecondSend() throws Exception {
+        try (Broker broker = Broker.connect().observeEvents()) {
+            BrokerProxyResource.proxy.open();
+            awaitAllReceived(broker, createOrders(1));
+            long owner = TestIds.owner();
+            long sku = skuWithStock(100);
+
+            TcpProxy.Hold hold = BrokerProxyResource.proxy.holdAnswersAfter(Duration.ofSeconds(5), Long.toString(sku));
+            String late = createOrder(owner, TestIds.key(), orderBody(sku, 1)).then().statusCode(201)
+                    .extract().jsonPath().getString("orderId");
+            awaitTrue(() -> Db.count("SELECT count(*) FROM outbox_event WHERE aggregate_type = 'order' "
+                    + "AND aggregate_id = ? AND published_at IS NULL AND last_error IS NOT NULL", late) == 1,
+                    "the run gave up waiting for the confirm");
+            awaitTrue(() -> unpublished(List.of(late)) == 0, "marked published once the confirm came");
+            assertTrue(hold.released(), "the answers were held, then delivered");
+
+            List<String> next = createOrders(1);
+            awaitAllReceived(broker, next);
+            assertEquals(1, broker.withField("aggregateId", late).size(), "the event was sent once");
         }
     }
 

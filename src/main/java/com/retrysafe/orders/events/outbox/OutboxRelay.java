@@ -119,7 +119,9 @@ public class OutboxRelay {
     }
 
     private Uni<Attempt> awaitConfirm(OutboxEvent event, CompletionStage<Void> confirm) {
-        return Uni.createFrom().completionStage(confirm)
+        // A copy: the deadline cancels what it waits on, and a cancelled confirm would never tell
+        // markPublishedOnLateConfirm that the broker took the event after all.
+        return Uni.createFrom().completionStage(confirm.toCompletableFuture().copy())
                 .ifNoItem().after(config.relay().publishTimeout())
                 .failWith(() -> {
                     markPublishedOnLateConfirm(event, confirm);
