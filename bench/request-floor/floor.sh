@@ -19,6 +19,8 @@
 #                     and HTTP, nothing an operator reads
 #   service-pool<N>   the service as deployed with a reactive pool of N connections
 #                     (QUARKUS_DATASOURCE_REACTIVE_MAX_SIZE=N) instead of its default
+#   service-loops<N>  the service as deployed on N event loops (QUARKUS_VERTX_EVENT_LOOPS_POOL_SIZE=N)
+#                     instead of its one
 # Knobs: JAVA_HOME, PG_URL (postgresql://postgres@127.0.0.1:5432; databases orders_floor_<target>
 # are created and dropped), WARMUP_SECONDS (60), JIT_SETTLE_SECONDS (120: then creates at the first
 # connection count until the JIT is quiet, as bench/run.sh), DURATION (20), CONNECTIONS ("16 64"). Writes
@@ -83,6 +85,7 @@ variant() {
         service-bare) echo OUTBOX_RELAY_ENABLED=false QUARKUS_OTEL_SDK_DISABLED=true \
             QUARKUS_LOG_CATEGORY__COM_RETRYSAFE_ORDERS_IDEMPOTENCY__LEVEL=WARN ;;
         service-pool*) echo QUARKUS_DATASOURCE_REACTIVE_MAX_SIZE="${1#service-pool}" ;;
+        service-loops*) echo QUARKUS_VERTX_EVENT_LOOPS_POOL_SIZE="${1#service-loops}" ;;
     esac
 }
 
@@ -149,7 +152,7 @@ measure() {
 } | tee "$OUT/results.md"
 for target in $TARGETS; do
     case $target in floor | floor-one-loop | service | service-no-relay | service-bare) ;;
-        service-pool[1-9] | service-pool[1-9][0-9]) ;;
+        service-pool[1-9] | service-pool[1-9][0-9] | service-loops[1-9]) ;;
         *) die "unknown target $target" ;;
     esac
     RUN="fl$(date +%H%M%S)"   # keys are <run>-<scenario>-...; a replay key holds "-replay-"
