@@ -265,6 +265,17 @@ log "created database $DB"
 proc_ticks() {
     awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"
 }
+# The whole machine's idle and total ticks, as "idle total" (idle and iowait count as idle). A
+# service whose requests wait on something other than the CPU leaves the box idle while the
+# other one keeps it busy: the CPU per request columns alone do not show that.
+box_ticks() {
+    awk '$1 == "cpu" { t = 0; for (i = 2; i <= 9; i++) t += $i; print $5 + $6, t; exit }' /proc/stat
+}
+# idle_pct BEFORE AFTER: the machine's idle per cent between two box_ticks.
+idle_pct() {
+    awk -v a="$1" -v b="$2" 'BEGIN { split(a, x, " "); split(b, y, " ")
+        printf "%.0f", (y[2] > x[2] ? 100 * (y[1] - x[1]) / (y[2] - x[2]) : 0) }'
+}
 # shellcheck source=bench/jit.sh
 . "$BENCH_DIR/jit.sh"
 # shellcheck source=bench/pg-cpu.sh
@@ -492,12 +503,13 @@ outbox_settled() {
 run_wrk() {
     local label=$1 script=$2 conns=$3 window=$4
     shift 4
-    local out="$OUT/wrk-$label.txt" s0 s1 p0 p1 r0="" r1="" rc=0 kv
+    local out="$OUT/wrk-$label.txt" s0 s1 p0 p1 r0="" r1="" b0 b1 rc=0 kv
     outbox_settled
     checkpoint
     service_alive
     s0=$(proc_ticks "$SVC_PID")
     p0=$(pg_ticks)
+    b0=$(box_ticks)
     [[ -z $REDIS_PID ]] || r0=$(proc_ticks "$REDIS_PID" 2>/dev/null || true)
     # wrk's main thread sleeps for all of -d. Each script thread prints "DRAINED thread N" once
     # its window is over and every request it sent has its answer; then SIGINT ends wrk early
@@ -525,6 +537,7 @@ run_wrk() {
     WRK_PID=""
     s1=$(proc_ticks "$SVC_PID")
     p1=$(pg_ticks)
+    b1=$(box_ticks)
     [[ -z $REDIS_PID ]] || r1=$(proc_ticks "$REDIS_PID" 2>/dev/null || true)
     service_alive
     if ((rc != 0)) || ! grep -q '^BENCH ' "$out"; then
@@ -539,6 +552,7 @@ run_wrk() {
     RES[pg_ticks]=$([[ -n $p0 ]] && echo $((p1 - p0)) || echo "")
     RES[redis_ticks]=$([[ -n $r0 && -n $r1 ]] && echo $((r1 - r0)) || echo "")
     RES[rss]=$(vm_hwm_mib "$SVC_PID")
+    RES[idle]=$(idle_pct "$b0" "$b1")
     # Errors: every answer other than 201 (or a 201 without Idempotent-Replayed), every request
     # left without an answer (read/write error or still in flight at the end: outcome unknown),
     # every failed connect and every answer slower than --timeout.
@@ -551,9 +565,9 @@ run_wrk() {
     ((RES[timeout] == 0)) || detail+=" timeout>${WRK_TIMEOUT}s:${RES[timeout]}"
     RES[errors]=$n
     RES[error_detail]=${detail# }
-    log "$(printf '%-14s c=%-3s %9.1f req/s  p50 %s us  p99 %s us  201 new %s  replayed %s  errors %s %s' \
+    log "$(printf '%-14s c=%-3s %9.1f req/s  p50 %s us  p99 %s us  201 new %s  replayed %s  idle %s %%  errors %s %s' \
         "$label" "$conns" "${RES[rps]}" "${RES[p50_us]}" "${RES[p99_us]}" "${RES[new201]}" "${RES[replay201]}" \
-        "$n" "${RES[error_detail]}")"
+        "${RES[idle]}" "$n" "${RES[error_detail]}")"
 }
 
 # add_row SCENARIO CONNECTIONS: the current RES as a table row.
@@ -561,11 +575,11 @@ add_row() {
     local svc_cpu pg_cpu
     svc_cpu=$(ms_per "${RES[svc_ticks]}" "${RES[received]}")
     pg_cpu=$(ms_per "${RES[pg_ticks]}" "${RES[received]}")
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "${RES[rps]}" \
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "${RES[rps]}" \
         "$(awk -v u="${RES[p50_us]}" 'BEGIN { printf "%.2f", u / 1000 }')" \
         "$(awk -v u="${RES[p99_us]}" 'BEGIN { printf "%.2f", u / 1000 }')" \
         "${RES[errors]}" "${RES[error_detail]:--}" "${RES[rss]}" "$svc_cpu" "$pg_cpu" \
-        "${RES[new201]}" "${RES[replay201]}" >> "$ROWS"
+        "${RES[new201]}" "${RES[replay201]}" "${RES[idle]}" >> "$ROWS"
 }
 
 count_new() {
@@ -828,10 +842,12 @@ for c in $CONNECTIONS; do
     checkpoint
     kids=$(pg_children)
     p0=$(pg_ticks)
+    b0=$(box_ticks)
     rc=0
     timeout --kill-after=10 $((DURATION + 120)) \
         pgbench -h "$PG_HOST" -p "$PG_PORT" -U "$PG_USER" -n -M prepared -f "$BENCH_DIR/$script.sql" \
         -T "$DURATION" -c "$c" -j "$THREADS" "${PGBENCH_LOG_ARGS[@]}" "$DB" > "$out" 2>&1 || rc=$?
+    idle=$(idle_pct "$b0" "$(box_ticks)")
     pg_settle "$kids"
     p1=$(pg_ticks)
     tps=$(awk '/^tps = / { print $3; exit }' "$out")
@@ -857,8 +873,8 @@ for c in $CONNECTIONS; do
               printf "%.2f %.2f\n", v[i] / 1000, v[j] / 1000 }')
     rm -f "$OUT"/pgbench-log-c"$c".*
     pg_cpu=$(ms_per "$([[ -n $p0 ]] && echo $((p1 - p0)))" "$done_tx")
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$script (pgbench)" "$c" \
-        "$(printf '%.1f' "$tps")" "$p50" "$p99" "$errors" "$detail" "-" "-" "$pg_cpu" "-" "-" >> "$ROWS"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$script (pgbench)" "$c" \
+        "$(printf '%.1f' "$tps")" "$p50" "$p99" "$errors" "$detail" "-" "-" "$pg_cpu" "-" "-" "$idle" >> "$ROWS"
     [[ $script != ceiling ]] || LAT_AVG[$c]=$lat_avg
     log "$(printf '%-14s c=%-3s %9.1f tps    latency avg %s ms  p50 %s ms  p99 %s ms  errors %s  PostgreSQL CPU %s ms/tx' "pgbench $script" "$c" "$tps" "${lat_avg:--}" "$p50" "$p99" "$errors" "$pg_cpu")"
 done
@@ -886,12 +902,12 @@ RESULTS="$OUT/results.md"
         echo "- REDIS=0: no replay+redis phase"
     fi
     echo
-    echo "| scenario | conns | req/s | p50 ms | p99 ms | errors | service peak RSS MiB | service CPU ms/req | PostgreSQL CPU ms/req | 201 new | 201 replayed |"
-    echo "|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|"
-    while IFS=$'\t' read -r s c rps p50 p99 err det rss scpu pcpu n r; do
+    echo "| scenario | conns | req/s | p50 ms | p99 ms | errors | service peak RSS MiB | service CPU ms/req | PostgreSQL CPU ms/req | 201 new | 201 replayed | machine idle % |"
+    echo "|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|"
+    while IFS=$'\t' read -r s c rps p50 p99 err det rss scpu pcpu n r idle; do
         e=$err
         [[ $det == - ]] || e="$err ($det)"
-        echo "| $s | $c | $rps | $p50 | $p99 | $e | $rss | $scpu | $pcpu | $n | $r |"
+        echo "| $s | $c | $rps | $p50 | $p99 | $e | $rss | $scpu | $pcpu | $n | $r | $idle |"
     done < <(awk -F'\t' '$1 !~ /^peer / && $1 !~ /\(pgbench\)$/' "$ROWS"  # ours, the peer's, then pgbench's
              awk -F'\t' '$1 ~ /^peer /' "$ROWS"
              awk -F'\t' '$1 ~ /\(pgbench\)$/' "$ROWS")
@@ -935,11 +951,11 @@ RESULTS="$OUT/results.md"
         echo
         echo "## Side by side with the peer (the seed's design, \`PEER=1\`)"
         echo
-        echo "| scenario | conns | ours req/s | peer req/s | ours ÷ peer | ours p99 ms | peer p99 ms | ours service CPU ms/req | peer service CPU ms/req | ours PostgreSQL CPU ms/req | peer PostgreSQL CPU ms/req |"
-        echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        echo "| scenario | conns | ours req/s | peer req/s | ours ÷ peer | ours p99 ms | peer p99 ms | ours service CPU ms/req | peer service CPU ms/req | ours PostgreSQL CPU ms/req | peer PostgreSQL CPU ms/req | ours / peer machine idle % |"
+        echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
         for scenario in create create-hot mixed replay; do
             for c in $CONNECTIONS; do
-                echo "| $scenario | $c | $(rps_of "$scenario" "$c") | $(rps_of "peer $scenario" "$c") | **$(ratio "$(rps_of "$scenario" "$c")" "$(rps_of "peer $scenario" "$c")")** | $(col_of "$scenario" "$c" 5) | $(col_of "peer $scenario" "$c" 5) | $(col_of "$scenario" "$c" 9) | $(col_of "peer $scenario" "$c" 9) | $(col_of "$scenario" "$c" 10) | $(col_of "peer $scenario" "$c" 10) |"
+                echo "| $scenario | $c | $(rps_of "$scenario" "$c") | $(rps_of "peer $scenario" "$c") | **$(ratio "$(rps_of "$scenario" "$c")" "$(rps_of "peer $scenario" "$c")")** | $(col_of "$scenario" "$c" 5) | $(col_of "peer $scenario" "$c" 5) | $(col_of "$scenario" "$c" 9) | $(col_of "peer $scenario" "$c" 9) | $(col_of "$scenario" "$c" 10) | $(col_of "peer $scenario" "$c" 10) | $(col_of "$scenario" "$c" 13) / $(col_of "peer $scenario" "$c" 13) |"
             done
         done
     fi
