@@ -889,7 +889,9 @@ done
 # ------------------------------------------------------------------------------------------
 # Table
 # ------------------------------------------------------------------------------------------
-rps_of() { awk -F'\t' -v s="$1" -v c="$2" '$1 == s && $2 == c { print $3; exit }' "$ROWS"; }
+# col_of SCENARIO CONNECTIONS K: column K of that row (3 req/s, 5 p99, 9 service CPU, 10 PostgreSQL CPU, 13 idle).
+col_of() { awk -F'\t' -v s="$1" -v c="$2" -v k="$3" '$1 == s && $2 == c { print $k; exit }' "$ROWS"; }
+rps_of() { col_of "$1" "$2" 3; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b + 0 == 0) print "-"; else printf "%.2f", a / b }'; }
 
 RESULTS="$OUT/results.md"
@@ -923,7 +925,7 @@ RESULTS="$OUT/results.md"
             "(transaction latency average ${LAT_AVG[$c]:--} ms); replay: $(rps_of replay "$c") req/s"
     done
     echo
-    pg_cpu_of() { awk -F'\t' -v s="$1" -v c="$2" '$1 == s && $2 == c { print $10; exit }' "$ROWS"; }
+    pg_cpu_of() { col_of "$1" "$2" 10; }
     for c in $CONNECTIONS; do
         echo "- PostgreSQL CPU at $c connections: $(pg_cpu_of create "$c") ms per create through the service;" \
             "$(pg_cpu_of 'ceiling (pgbench)' "$c") ms per transaction of our SQL (ceiling);" \
@@ -948,12 +950,10 @@ RESULTS="$OUT/results.md"
         echo
         for c in $CONNECTIONS; do
             g="create, $GROWTH_RECORDS records"
-            echo "- growth at $c connections: create $(rps_of "$g" "$c") req/s with $GROWTH_RECORDS records (the cleanup deleting ${GROWTH_DELETED[$c]:-?} expired records/s) ÷ $(rps_of "$GROWTH_REFERENCE" "$c") req/s just before the prefill = **$(ratio "$(rps_of "$g" "$c")" "$(rps_of "$GROWTH_REFERENCE" "$c")")**; p99 $(awk -F'\t' -v s="$g" -v c="$c" '$1 == s && $2 == c { print $5 }' "$ROWS") ms ÷ $(awk -F'\t' -v s="$GROWTH_REFERENCE" -v c="$c" '$1 == s && $2 == c { print $5 }' "$ROWS") ms"
+            echo "- growth at $c connections: create $(rps_of "$g" "$c") req/s with $GROWTH_RECORDS records (the cleanup deleting ${GROWTH_DELETED[$c]:-?} expired records/s) ÷ $(rps_of "$GROWTH_REFERENCE" "$c") req/s just before the prefill = **$(ratio "$(rps_of "$g" "$c")" "$(rps_of "$GROWTH_REFERENCE" "$c")")**; p99 $(col_of "$g" "$c" 5) ms ÷ $(col_of "$GROWTH_REFERENCE" "$c" 5) ms"
         done
     fi
     if ((PEER)); then
-        # Service CPU and PostgreSQL CPU per request, from the rows (columns 9 and 10).
-        col_of() { awk -F'\t' -v s="$1" -v c="$2" -v k="$3" '$1 == s && $2 == c { print $k; exit }' "$ROWS"; }
         echo
         echo "## Side by side with the peer (the seed's design, \`PEER=1\`)"
         echo
