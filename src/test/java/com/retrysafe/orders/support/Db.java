@@ -124,11 +124,24 @@ public final class Db {
      * service on it waits, and fails after lock_timeout.
      */
     public static RowLock lockTable(String table) {
+        return lockTable(table, "ACCESS EXCLUSIVE");
+    }
+
+    /**
+     * Holds the table locked against writes until closed: reads and row locks ({@code SELECT ...
+     * FOR UPDATE}) go on, every statement of the service that writes to it waits, and fails after
+     * lock_timeout.
+     */
+    public static RowLock lockTableAgainstWrites(String table) {
+        return lockTable(table, "SHARE");
+    }
+
+    private static RowLock lockTable(String table, String mode) {
         try {
             Connection connection = connect();
             connection.setAutoCommit(false);
             try (PreparedStatement statement = connection.prepareStatement(
-                    "LOCK TABLE " + table + " IN ACCESS EXCLUSIVE MODE")) {
+                    "LOCK TABLE " + table + " IN " + mode + " MODE")) {
                 statement.execute();
             }
             return new RowLock(connection);

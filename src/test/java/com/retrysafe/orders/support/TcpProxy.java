@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -21,7 +22,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * without disturbing anyone else who uses the server directly. It can also hold one connection's
  * answers for a while once the client has sent given bytes on it ({@link #holdAnswersAfter}): a
  * server that still works but whose replies are stuck in the network, so the client cannot tell
- * what happened.
+ * what happened. A test may let them through early ({@link Hold#release}).
  */
 public final class TcpProxy implements AutoCloseable {
 
@@ -151,6 +152,7 @@ public final class TcpProxy implements AutoCloseable {
 
         private final Duration duration;
         private final byte[][] markers;
+        private final CountDownLatch releasedEarly = new CountDownLatch(1);
         private volatile long startedNanos;
         private volatile long releasedNanos;
 
@@ -169,6 +171,11 @@ public final class TcpProxy implements AutoCloseable {
             return releasedNanos != 0;
         }
 
+        /** Lets the held answers through now, before the hold's time is up. */
+        public void release() {
+            releasedEarly.countDown();
+        }
+
         private synchronized boolean start() {
             if (startedNanos != 0) {
                 return false;
@@ -183,12 +190,19 @@ public final class TcpProxy implements AutoCloseable {
 
         private final AtomicInteger marker = new AtomicInteger();
         private byte[] tail = new byte[0];
+        private Hold matching;
         private volatile Hold holding;
 
         /** Called with each chunk the client sends, before it is forwarded. */
         void sent(byte[] buffer, int length, Hold armed) {
-            if (armed == null || armed.started() || holding != null) {
+            if (armed == null || armed.started() || holding != null && !holding.released()) {
                 return;
+            }
+            if (armed != matching) {
+                // A hold armed after this connection's last one: its markers are looked for afresh.
+                matching = armed;
+                marker.set(0);
+                tail = new byte[0];
             }
             int next = marker.get();
             if (next >= armed.markers.length) {
@@ -225,8 +239,8 @@ public final class TcpProxy implements AutoCloseable {
             try {
                 if (left > 0) {
                     // The fault being simulated is a network that keeps replies back for a set
-                    // time, so this waits for a time by design.
-                    TimeUnit.NANOSECONDS.sleep(left);
+                    // time, so this waits for a time by design, or until the test lets them go.
+                    held.releasedEarly.await(left, TimeUnit.NANOSECONDS);
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
