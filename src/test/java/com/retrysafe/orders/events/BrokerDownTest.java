@@ -76,24 +76,59 @@ class BrokerDownTest {
     @Test
     void aConfirmAfterThePublishTimeoutMarksTheEventPublishedWithoutASecondSend() throws Exception {
         try (Broker broker = Broker.connect().observeEvents()) {
-            BrokerProxyResource.proxy.open();
-            awaitAllReceived(broker, createOrders(1));
-            long owner = TestIds.owner();
-            long sku = skuWithStock(100);
-
-            TcpProxy.Hold hold = BrokerProxyResource.proxy.holdAnswersAfter(Duration.ofSeconds(5), Long.toString(sku));
-            String late = createOrder(owner, TestIds.key(), orderBody(sku, 1)).then().statusCode(201)
-                    .extract().jsonPath().getString("orderId");
-            awaitTrue(() -> Db.count("SELECT count(*) FROM outbox_event WHERE aggregate_type = 'order' "
-                    + "AND aggregate_id = ? AND published_at IS NULL AND last_error IS NOT NULL", late) == 1,
-                    "the run gave up waiting for the confirm");
+            HeldConfirm held = orderWhoseConfirmIsHeld(broker, Duration.ofSeconds(5));
+            String late = held.orderId();
             awaitTrue(() -> unpublished(List.of(late)) == 0, "marked published once the confirm came");
-            assertTrue(hold.released(), "the answers were held, then delivered");
+            assertTrue(held.hold().released(), "the answers were held, then delivered");
 
             List<String> next = createOrders(1);
             awaitAllReceived(broker, next);
             assertEquals(1, broker.withField("aggregateId", late).size(), "the event was sent once");
         }
+    }
+
+    /*
+     * The confirm comes after the run gave up, and its mark cannot write yet: the test holds the
+     * outbox against writes, as a slow database would. The row's backoff runs out meanwhile, so the
+     * next run claims the event before it is marked. That run must record it published, not send
+     * it a second time.
+     */
+    @Test
+    void aRunThatClaimsAnEventConfirmedLateBeforeItsMarkDoesNotSendItAgain() throws Exception {
+        try (Broker broker = Broker.connect().observeEvents()) {
+            HeldConfirm held = orderWhoseConfirmIsHeld(broker, Duration.ofSeconds(30));
+            String late = held.orderId();
+            try (Db.RowLock writesHeld = Db.lockTableAgainstWrites("outbox_event")) {
+                held.hold().release();
+                awaitTrue(() -> Db.serviceBackendsWaitingOnLocks() >= 1, "the late confirm's mark waits");
+                awaitTrue(() -> Db.serviceBackendsWaitingOnLocks() >= 2, "the next run claimed the event and waits to record it");
+            }
+            awaitTrue(() -> unpublished(List.of(late)) == 0, "marked published");
+
+            List<String> next = createOrders(1);
+            awaitAllReceived(broker, next);
+            assertEquals(1, broker.withField("aggregateId", late).size(), "the event was sent once");
+        }
+    }
+
+    /*
+     * With the broker reachable, an order whose event's confirm is held back for holdFor; returns
+     * once the relay's run gave up waiting for it.
+     */
+    private static HeldConfirm orderWhoseConfirmIsHeld(Broker broker, Duration holdFor) throws InterruptedException {
+        BrokerProxyResource.proxy.open();
+        awaitAllReceived(broker, createOrders(1));
+        long sku = skuWithStock(100);
+        TcpProxy.Hold hold = BrokerProxyResource.proxy.holdAnswersAfter(holdFor, Long.toString(sku));
+        String orderId = createOrder(TestIds.owner(), TestIds.key(), orderBody(sku, 1)).then().statusCode(201)
+                .extract().jsonPath().getString("orderId");
+        awaitTrue(() -> Db.count("SELECT count(*) FROM outbox_event WHERE aggregate_type = 'order' "
+                + "AND aggregate_id = ? AND published_at IS NULL AND last_error IS NOT NULL", orderId) == 1,
+                "the run gave up waiting for the confirm");
+        return new HeldConfirm(orderId, hold);
+    }
+
+    private record HeldConfirm(String orderId, TcpProxy.Hold hold) {
     }
 
     private static List<String> createOrders(int count) {

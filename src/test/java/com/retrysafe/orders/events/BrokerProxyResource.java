@@ -22,7 +22,10 @@ public class BrokerProxyResource implements QuarkusTestResourceLifecycleManager 
                 "rabbitmq-host", "127.0.0.1",
                 "rabbitmq-port", Integer.toString(proxy.port()),
                 "outbox.relay.publish-timeout", "2s",
-                "outbox.relay.backoff-max", "2s");
+                "outbox.relay.backoff-max", "2s",
+                // A late confirm's mark waits out a lock a test holds across the relay's next run.
+                "idempotency.in-flight-wait", "5s",
+                "idempotency.db-timeout", "10s");
     }
 
     @Override

@@ -222,12 +222,13 @@ public class OutboxPublisher {
 
     /*
      * From any thread: a failure is null for a confirm. The stages complete on their caller's
-     * context, one task per context, so the relay goes on where it started.
+     * context, one task per context, so the relay goes on where it started. A send stops counting
+     * as in flight only after its stage completed: the relay learns of a late confirm in that
+     * stage's callback, and an event must never look neither in flight nor confirmed to it.
      */
     private void settle(List<Send> sends, Throwable failure) {
         Map<Context, List<Send>> byCaller = new HashMap<>(2);
         for (Send send : sends) {
-            unconfirmed.remove(send.event.eventId(), send.sentAt);
             Span span = send.span;
             if (span != null) {
                 if (failure != null) {
@@ -244,6 +245,7 @@ public class OutboxPublisher {
                 } else {
                     send.confirmed.completeExceptionally(failure);
                 }
+                unconfirmed.remove(send.event.eventId(), send.sentAt);
             }
         }));
     }

@@ -3,7 +3,10 @@ package com.retrysafe.orders.events.outbox;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
@@ -40,6 +43,12 @@ public class OutboxRelay {
     private final OutboxMetrics metrics;
     private final OutboxConfig config;
     private final Vertx vertx;
+    /*
+     * Events the broker confirmed after their run had given up on them, until their late mark
+     * ends. The row is still unpublished meanwhile, and no longer in flight: a run that claims it
+     * records it published instead of sending it again.
+     */
+    private final Set<UUID> confirmedLate = ConcurrentHashMap.newKeySet();
     private volatile boolean stopped;
 
     public OutboxRelay(Pool pool, OutboxRepository repository, OutboxPublisher publisher, OutboxMetrics metrics,
@@ -103,9 +112,13 @@ public class OutboxRelay {
             List<Uni<Attempt>> attempts = new ArrayList<>(events.size());
             List<OutboxEvent> toSend = new ArrayList<>(events.size());
             for (OutboxEvent event : events) {
+                // In this order: a late confirm enters confirmedLate before its send leaves the
+                // publisher's in-flight list.
                 if (publisher.inFlight(event.eventId(), forgetUnconfirmedAfter())) {
                     // Sending it again would only queue a second copy behind the first.
                     attempts.add(Uni.createFrom().item(new Attempt(event, new StillUnconfirmed())));
+                } else if (confirmedLate.contains(event.eventId())) {
+                    attempts.add(Uni.createFrom().item(new Attempt(event, null)));
                 } else {
                     toSend.add(event);
                 }
@@ -160,10 +173,19 @@ public class OutboxRelay {
     /*
      * A confirm after the deadline still means the broker has the event: marking it spares
      * consumers a duplicate and lets the aggregate's next event go. Its own short statement, which
-     * waits (bounded by lock_timeout) if another run has the row claimed.
+     * waits (bounded by lock_timeout) if another run has the row claimed; that run records the
+     * event published itself. Should the mark fail, the event is sent again later: at least once.
      */
     private void markPublishedOnLateConfirm(OutboxEvent event, CompletionStage<Void> confirm) {
-        confirm.thenRun(() -> repository.markPublishedLate(pool, event.eventId())
+        confirm.thenRun(() -> {
+            confirmedLate.add(event.eventId());
+            markPublishedLate(event);
+        });
+    }
+
+    private void markPublishedLate(OutboxEvent event) {
+        repository.markPublishedLate(pool, event.eventId())
+                .onTermination().invoke(() -> confirmedLate.remove(event.eventId()))
                 .subscribe().with(
                         marked -> {
                             if (marked > 0) {
@@ -173,7 +195,7 @@ public class OutboxRelay {
                             }
                         },
                         failure -> LOG.debugf("A late confirm could not be recorded (the row is retried): %s",
-                                DatabaseErrors.describe(failure))));
+                                DatabaseErrors.describe(failure)));
     }
 
     /*
