@@ -3,7 +3,8 @@
 # the service's own work (bench/request-floor: Quarkus REST with Jackson and the Vert.x PostgreSQL
 # client; one statement per request), measured one after the other with the packaged service under
 # the same wrk scripts (bench/lua), each on a fresh database of its own. Per target and window:
-# requests/s, p50/p99, and the CPU per request of the Java process and of PostgreSQL, from /proc.
+# requests/s, p50/p99, the CPU per request of the Java process and of PostgreSQL, from /proc, and
+# the machine's idle share.
 #
 #   ./mvnw -B package -DskipTests && bench/request-floor/floor.sh
 #
@@ -21,6 +22,10 @@
 #                     (QUARKUS_DATASOURCE_REACTIVE_MAX_SIZE=N) instead of its default
 #   service-loops<N>  the service as deployed on N event loops (QUARKUS_VERTX_EVENT_LOOPS_POOL_SIZE=N)
 #                     instead of its one
+#   service-async-commit  the service as deployed on a database with synchronous_commit off: a
+#                     commit no longer waits for its WAL to reach the disk. A diagnostic only, of
+#                     what those waits cost (never a setting: an order answered 201 could vanish in
+#                     a crash of PostgreSQL)
 # Knobs: JAVA_HOME, PG_URL (postgresql://postgres@127.0.0.1:5432; databases orders_floor_<target>
 # are created and dropped), WARMUP_SECONDS (60), JIT_SETTLE_SECONDS (120: then creates at the first
 # connection count until the JIT is quiet, as bench/run.sh), DURATION (20), CONNECTIONS ("16 64"). Writes
@@ -63,6 +68,8 @@ trap 'stop; rm -rf "$TMP"' EXIT
 . "$BENCH_DIR/pg-cpu.sh"
 pg_find_postmaster "$PG_URL/postgres"
 ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$PID/stat"; }
+# shellcheck source=bench/box.sh
+. "$BENCH_DIR/box.sh"
 
 # shellcheck source=bench/jwt.sh
 . "$BENCH_DIR/jwt.sh"
@@ -94,6 +101,8 @@ start() {
     local target=$1 app
     DB="orders_floor_${target//-/_}"
     psql -q "$PG_URL/postgres" -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB" >/dev/null
+    [[ $target != service-async-commit ]] \
+        || psql -q "$PG_URL/postgres" -c "ALTER DATABASE $DB SET synchronous_commit = off" >/dev/null
     if [[ $target == floor* ]]; then
         # The service's own schema, as its Flyway would leave it.
         for f in $(ls "$ROOT"/src/main/resources/db/migration/V*.sql | sort -V); do
@@ -133,25 +142,26 @@ field() { sed -E "s/.* $1=([^ ]+).*/\1/" <<<"$2"; }
 # measure TARGET SCENARIO CONNECTIONS KEY_PREFIX [ARG]: one window of bench/lua/SCENARIO.lua;
 # appends a row to the table. Each create window has keys of its own (a key used twice would be a replay).
 measure() {
-    local t0 p0 t1 p1 line n bad
-    t0=$(ticks); p0=$(pg_ticks)
+    local t0 p0 b0 t1 p1 b1 line n bad
+    t0=$(ticks); p0=$(pg_ticks); b0=$(box_ticks)
     line=$(load "$2" "$3" "$DURATION" "$4" "${5:-}")
-    t1=$(ticks); p1=$(pg_ticks)
+    t1=$(ticks); p1=$(pg_ticks); b1=$(box_ticks)
     n=$(field received "$line")
     bad=$(( $(field non201 "$line") + $(field unanswered "$line") + $(field lost "$line") + $(field wrk_status_errors "$line") ))
     awk -v tg="$1" -v sc="$2" -v c="$3" -v rps="$(field rps "$line")" -v p50="$(field p50_us "$line")" \
         -v p99="$(field p99_us "$line")" -v bad="$bad" -v t=$((t1 - t0)) -v p=$((p1 - p0)) -v n="$n" -v hz="$CLK_TCK" \
-        'BEGIN { printf "| %s | %s | %d | %.1f | %.2f | %.2f | %d | %.3f | %.3f |\n",
-                 tg, sc, c, rps, p50 / 1000, p99 / 1000, bad, t * 1000 / hz / n, p * 1000 / hz / n }' \
+        -v idle="$(idle_pct "$b0" "$b1")" \
+        'BEGIN { printf "| %s | %s | %d | %.1f | %.2f | %.2f | %d | %.3f | %.3f | %d |\n",
+                 tg, sc, c, rps, p50 / 1000, p99 / 1000, bad, t * 1000 / hz / n, p * 1000 / hz / n, idle }' \
         | tee -a "$OUT/results.md"
 }
 
 {
-    echo "| target | scenario | conns | req/s | p50 ms | p99 ms | errors | process CPU ms/req | PostgreSQL CPU ms/req |"
-    echo "|---|---|---:|---:|---:|---:|---:|---:|---:|"
+    echo "| target | scenario | conns | req/s | p50 ms | p99 ms | errors | process CPU ms/req | PostgreSQL CPU ms/req | machine idle % |"
+    echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
 } | tee "$OUT/results.md"
 for target in $TARGETS; do
-    case $target in floor | floor-one-loop | service | service-no-relay | service-bare) ;;
+    case $target in floor | floor-one-loop | service | service-no-relay | service-bare | service-async-commit) ;;
         service-pool[1-9] | service-pool[1-9][0-9] | service-loops[1-9]) ;;
         *) die "unknown target $target" ;;
     esac
