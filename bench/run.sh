@@ -17,7 +17,9 @@
 # evenly over 24 h, while creates run and the cleanup deletes what expires), CLEANUP_INTERVAL (5s),
 # OUTBOX_SETTLE_SECONDS (120: at most this long before each window for the relay to publish the
 # events of the windows before it), JIT_SETTLE_SECONDS (120: after the warm-up, at most this long
-# of creates at the first measured connection count until the JVM's JIT compilers are quiet).
+# of creates at the first measured connection count until the JVM's JIT compilers are quiet),
+# APP_NICE (empty; N runs the service and the peer alike at nice N, e.g. -10: ahead of
+# PostgreSQL, wrk and the kernel's workers for a core, as on a machine of their own).
 set -euo pipefail
 
 BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -40,6 +42,7 @@ done
 DURATION=${DURATION:-20}
 WARMUP_SECONDS=${WARMUP_SECONDS:-60}
 POOL=${POOL:-}
+APP_NICE=${APP_NICE:-}
 CONNECTIONS=${CONNECTIONS:-16 64}
 REPLAY_KEYS=${REPLAY_KEYS:-1000}
 GRACE_SECONDS=${GRACE_SECONDS:-15}
@@ -79,6 +82,7 @@ for v in DURATION WARMUP_SECONDS REPLAY_KEYS GRACE_SECONDS OUTBOX_SETTLE_SECONDS
     is_uint "${!v}" || die "$v must be a whole number, not '${!v}'"
 done
 [[ -z $POOL ]] || is_uint "$POOL" || die "POOL must be a whole number, not '$POOL'"
+[[ -z $APP_NICE ]] || [[ $APP_NICE =~ ^-?[0-9]+$ ]] || die "APP_NICE must be a whole number, not '$APP_NICE'"
 [[ $CEILING_LATENCY == 0 || $CEILING_LATENCY == 1 ]] || die "CEILING_LATENCY must be 0 or 1"
 [[ $REDIS == 0 || $REDIS == 1 ]] || die "REDIS must be 0 or 1"
 [[ $PEER == 0 || $PEER == 1 ]] || die "PEER must be 0 or 1"
@@ -343,8 +347,8 @@ launch() {
     [[ -z $SVC_PID ]] || die "launch: the service is still running (pid $SVC_PID)"
     [[ -z $(ss -Htln "sport = :$PORT") ]] || die "port $PORT is taken: cannot start the service there"
     SVC_LOG=$logfile
-    # env execs java, so $! is the JVM's pid.
-    "$@" > "$logfile" 2>&1 &
+    # nice and env exec java, so $! is the JVM's pid.
+    ${APP_NICE:+nice -n "$APP_NICE"} "$@" > "$logfile" 2>&1 &
     SVC_PID=$!
     for _ in $(seq 1 180); do
         kill -0 "$SVC_PID" 2>/dev/null || { tail -n 40 "$logfile"; die "the service exited during start-up"; }
@@ -891,7 +895,7 @@ RESULTS="$OUT/results.md"
     echo
     echo "- commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')$( [[ -n $(git -C "$ROOT" status --porcelain -- src pom.xml 2>/dev/null) ]] && echo ' (src/ has uncommitted changes)'); jar built $JAR_TIME"
     echo "- PostgreSQL $PG_VERSION, fsync=$FSYNC, synchronous_commit=$SYNC_COMMIT; $(nproc) CPUs"
-    echo "- $("$JAVA_HOME/bin/java" -version 2>&1 | head -n 1); pool max size ${POOL:-service default}"
+    echo "- $("$JAVA_HOME/bin/java" -version 2>&1 | head -n 1); pool max size ${POOL:-service default}${APP_NICE:+; the service and the peer at nice $APP_NICE (APP_NICE)}"
     ((PEER)) && echo "- peer rows (\`peer ...\`): $PEER_JAR, the same scenarios, key and JVM, on a fresh database of its own, running beside the service; each row measured on both, one right after the other, the first of the two alternating from row to row"
     echo "- DURATION=${DURATION}s per run, WARMUP_SECONDS=$WARMUP_SECONDS, wrk -t $THREADS --latency, pgbench -n -M prepared -j $THREADS${PGBENCH_LOG_ARGS:+ -l}"
     ((${#JIT_SETTLED[@]} == 0)) || echo "- JIT settled after the warm-up (JIT_SETTLE_SECONDS=$JIT_SETTLE_SECONDS, creates at ${CONNECTIONS%% *} connections until the compilers used under 3 % of a core in 10 s): $(IFS=,; echo "${JIT_SETTLED[*]}" | sed 's/,/, /g')"

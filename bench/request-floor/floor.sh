@@ -22,6 +22,10 @@
 #                     (QUARKUS_DATASOURCE_REACTIVE_MAX_SIZE=N) instead of its default
 #   service-loops<N>  the service as deployed on N event loops (QUARKUS_VERTX_EVENT_LOOPS_POOL_SIZE=N)
 #                     instead of its one
+#   service-loop-nice<N>  the service as deployed, its event loop's thread at nice -N (the rest of
+#                     the process and PostgreSQL at 0). A diagnostic: on a machine it shares with
+#                     PostgreSQL, the one thread that serves every request gets a core no more often
+#                     than each busy backend does
 #   service-async-commit  the service as deployed on a database with synchronous_commit off: a
 #                     commit no longer waits for its WAL to reach the disk. A diagnostic only, of
 #                     what those waits cost (never a setting: an order answered 201 could vanish in
@@ -129,6 +133,12 @@ start() {
         kill -0 "$PID" 2>/dev/null || die "$target exited (see $OUT/$target.log)"
         sleep 0.5
     done
+    if [[ $target == service-loop-nice* ]]; then
+        local task
+        for task in /proc/"$PID"/task/*; do
+            [[ $(cat "$task/comm") != vert.x-eventloo* ]] || renice -n "-${target#service-loop-nice}" -p "${task##*/}" >/dev/null
+        done
+    fi
     # The service's schema comes from its Flyway at start-up: make sure it is there before seeding.
     until psql -X -q -A -t "$PG_URL/$DB" -c "SELECT 1 FROM sku_inventory LIMIT 0" >/dev/null 2>&1; do sleep 0.5; done
     psql -q "$PG_URL/$DB" -c "INSERT INTO sku_inventory (sku_id, available) SELECT g, 2000000000 FROM generate_series(1, 1000) g"
@@ -162,7 +172,7 @@ measure() {
 } | tee "$OUT/results.md"
 for target in $TARGETS; do
     case $target in floor | floor-one-loop | service | service-no-relay | service-bare | service-async-commit) ;;
-        service-pool[1-9] | service-pool[1-9][0-9] | service-loops[1-9]) ;;
+        service-pool[1-9] | service-pool[1-9][0-9] | service-loops[1-9] | service-loop-nice[1-9] | service-loop-nice1[0-9]) ;;
         *) die "unknown target $target" ;;
     esac
     RUN="fl$(date +%H%M%S)"   # keys are <run>-<scenario>-...; a replay key holds "-replay-"
