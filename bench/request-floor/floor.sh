@@ -26,6 +26,9 @@
 #                     the process and PostgreSQL at 0). A diagnostic: on a machine it shares with
 #                     PostgreSQL, the one thread that serves every request gets a core no more often
 #                     than each busy backend does
+#   service-own-session  the service as deployed, started in a session of its own (setsid): the
+#                     kernel's autogroup then schedules it apart from this script and wrk, as a
+#                     process started from another terminal or by systemd is. A diagnostic
 #   service-async-commit  the service as deployed on a database with synchronous_commit off: a
 #                     commit no longer waits for its WAL to reach the disk. A diagnostic only, of
 #                     what those waits cost (never a setting: an order answered 201 could vanish in
@@ -102,7 +105,8 @@ variant() {
 
 # start TARGET: a fresh database, then the process; returns when it answers.
 start() {
-    local target=$1 app
+    local target=$1 app own_session=""
+    [[ $target != service-own-session ]] || own_session=1
     DB="orders_floor_${target//-/_}"
     psql -q "$PG_URL/postgres" -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB" >/dev/null
     [[ $target != service-async-commit ]] \
@@ -120,7 +124,7 @@ start() {
         MP_JWT_VERIFY_PUBLICKEY_LOCATION="$TMP/pub.pem" MP_JWT_VERIFY_ISSUER="$ISSUER" \
         QUARKUS_HTTP_PORT="$PORT" QUARKUS_HTTP_HOST=127.0.0.1 \
         $(variant "$target") \
-        "$JAVA_HOME/bin/java" -jar quarkus-run.jar >"$OUT/$target.log" 2>&1) &
+        ${own_session:+setsid} "$JAVA_HOME/bin/java" -jar quarkus-run.jar >"$OUT/$target.log" 2>&1) &
     PID=$!
     for _ in $(seq 1 120); do
         # The service is ready when its readiness says UP; the floor has no health endpoint, so any
@@ -139,6 +143,8 @@ start() {
             [[ $(cat "$task/comm") != vert.x-eventloo* ]] || renice -n "-${target#service-loop-nice}" -p "${task##*/}" >/dev/null
         done
     fi
+    # The kernel's scheduling group (autogroup, one per session): wrk's is this script's.
+    log "$target: pid $PID, scheduling group $(cat "/proc/$PID/autogroup" 2>/dev/null || echo none), wrk's $(cat /proc/self/autogroup 2>/dev/null || echo none)" >&2
     # The service's schema comes from its Flyway at start-up: make sure it is there before seeding.
     until psql -X -q -A -t "$PG_URL/$DB" -c "SELECT 1 FROM sku_inventory LIMIT 0" >/dev/null 2>&1; do sleep 0.5; done
     psql -q "$PG_URL/$DB" -c "INSERT INTO sku_inventory (sku_id, available) SELECT g, 2000000000 FROM generate_series(1, 1000) g"
@@ -171,7 +177,7 @@ measure() {
     echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
 } | tee "$OUT/results.md"
 for target in $TARGETS; do
-    case $target in floor | floor-one-loop | service | service-no-relay | service-bare | service-async-commit) ;;
+    case $target in floor | floor-one-loop | service | service-no-relay | service-bare | service-async-commit | service-own-session) ;;
         service-pool[1-9] | service-pool[1-9][0-9] | service-loops[1-9] | service-loop-nice[1-9] | service-loop-nice1[0-9]) ;;
         *) die "unknown target $target" ;;
     esac
