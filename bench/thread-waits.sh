@@ -21,11 +21,15 @@ PATTERN=${PATTERN:-quarkus-run.jar|spring-seed-peer.jar|^wrk }
 
 # snap: "pid:tid comm run_ns wait_ns timeslices" for every thread of the matching processes.
 snap() {
-    local pid task
+    local pid task comm stat
     for pid in $(pgrep -f "$PATTERN"); do
         for task in /proc/"$pid"/task/*; do
-            # A thread may end between the listing and the read.
-            { printf '%s:%s %s ' "$pid" "${task##*/}" "$(tr -c '[:alnum:]_.#\n-' _ <"$task/comm")"; cat "$task/schedstat"; } 2>/dev/null || true
+            # A thread may end between the listing and the reads: read both first and print the line
+            # only when both worked, so no line goes out without its figures.
+            comm=$(tr -c '[:alnum:]_.#\n-' _ <"$task/comm" 2>/dev/null) || continue
+            stat=$(cat "$task/schedstat" 2>/dev/null) || continue
+            [ -n "$comm" ] && [ -n "$stat" ] || continue
+            printf '%s:%s %s %s\n' "$pid" "${task##*/}" "$comm" "$stat"
         done
     done | sort
 }
