@@ -106,6 +106,20 @@ class OpenApiContractTest {
         assertEquals(expected, described, "the /api routes of the document are those of API.md (this table)");
     }
 
+    /** The bodies are checked in the resource methods (BodyValidation), with no @NotNull on the parameters. */
+    @Test
+    void everyRequestBodyIsRequiredWithItsSchema() {
+        JsonNode paths = document().path("paths");
+        for (String[] route : new String[][] { { "/api/orders", "post", "CreateOrderRequest" },
+                { "/api/inventory/{skuId}", "put", "SetStockRequest" },
+                { "/api/orders/{orderId}/payments", "post", "PayOrderRequest" } }) {
+            JsonNode body = paths.path(route[0]).path(route[1]).path("requestBody");
+            assertTrue(body.path("required").asBoolean(), route[1] + " " + route[0] + ": the body is required: " + body);
+            assertEquals("#/components/schemas/" + route[2], body.at("/content/application~1json/schema/$ref").asText(),
+                    route[1] + " " + route[0] + ": " + body);
+        }
+    }
+
     @Test
     void theIdempotencyKeyIsARequiredHeaderInBothFormsWithItsScope() {
         JsonNode key = document().at("/components/parameters/IdempotencyKey");

@@ -4,8 +4,6 @@ import java.time.Duration;
 import java.util.List;
 
 import jakarta.annotation.security.RolesAllowed;
-import jakarta.validation.Valid;
-import jakarta.validation.constraints.NotNull;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.PUT;
@@ -28,6 +26,7 @@ import com.retrysafe.orders.inventory.Inventory;
 import com.retrysafe.orders.inventory.SetStockRequest;
 import com.retrysafe.orders.inventory.repository.InventoryRepository;
 import com.retrysafe.orders.web.AuthenticatedOwner;
+import com.retrysafe.orders.web.BodyValidation;
 import com.retrysafe.orders.web.Problem;
 import com.retrysafe.orders.web.ProblemException;
 
@@ -44,13 +43,15 @@ public class InventoryResource {
     private final Pool pool;
     private final InventoryRepository inventory;
     private final AuthenticatedOwner owner;
+    private final BodyValidation bodyValidation;
     private final Duration dbTimeout;
 
     public InventoryResource(Pool pool, InventoryRepository inventory, AuthenticatedOwner owner,
-            DatabaseConfig database) {
+            BodyValidation bodyValidation, DatabaseConfig database) {
         this.pool = pool;
         this.inventory = inventory;
         this.owner = owner;
+        this.bodyValidation = bodyValidation;
         this.dbTimeout = database.clientDeadline();
     }
 
@@ -61,7 +62,8 @@ public class InventoryResource {
             description = "Sets, never adds: repeating the same request changes nothing, so it needs no Idempotency-Key.")
     @APIResponse(responseCode = "200", description = "The stock as set.",
             content = @Content(mediaType = MediaType.APPLICATION_JSON, schema = @Schema(implementation = Inventory.class)))
-    public Uni<Inventory> set(@RestPath long skuId, @Valid @NotNull SetStockRequest request) {
+    public Uni<Inventory> set(@RestPath long skuId, SetStockRequest request) {
+        bodyValidation.valid(request);
         owner.id();
         if (skuId <= 0) {
             throw ProblemException.invalidRequest(List.of(new Problem.Violation("skuId", "must be greater than 0")));

@@ -2,8 +2,6 @@ package com.retrysafe.orders.order.rest;
 
 import java.util.List;
 
-import jakarta.validation.Valid;
-import jakarta.validation.constraints.NotNull;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.POST;
@@ -32,6 +30,7 @@ import com.retrysafe.orders.order.Order;
 import com.retrysafe.orders.order.OrderPage;
 import com.retrysafe.orders.order.service.OrderService;
 import com.retrysafe.orders.web.AuthenticatedOwner;
+import com.retrysafe.orders.web.BodyValidation;
 import com.retrysafe.orders.web.Problem;
 import com.retrysafe.orders.web.ProblemException;
 
@@ -46,10 +45,12 @@ public class OrderResource {
 
     private final OrderService orders;
     private final AuthenticatedOwner owner;
+    private final BodyValidation bodyValidation;
 
-    public OrderResource(OrderService orders, AuthenticatedOwner owner) {
+    public OrderResource(OrderService orders, AuthenticatedOwner owner, BodyValidation bodyValidation) {
         this.orders = orders;
         this.owner = owner;
+        this.bodyValidation = bodyValidation;
     }
 
     @POST
@@ -68,7 +69,8 @@ public class OrderResource {
             + "replayed like a success (`Idempotent-Replayed`); no stock is taken.",
             headers = @Header(name = "Idempotent-Replayed", ref = "IdempotentReplayed"),
             extensions = @Extension(name = "x-problem-types", value = "unknown-sku insufficient-stock"))
-    public Uni<RestResponse<String>> create(HttpHeaders headers, @Valid @NotNull CreateOrderRequest request) {
+    public Uni<RestResponse<String>> create(HttpHeaders headers, CreateOrderRequest request) {
+        bodyValidation.valid(request);
         long ownerId = owner.id();
         // Already checked by IdempotencyKeyFilter, before the body was read.
         IdempotencyKey key = IdempotencyKey.fromHeader(headers.getRequestHeader(IdempotencyKey.HEADER));

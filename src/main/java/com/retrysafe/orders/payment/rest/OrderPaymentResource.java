@@ -1,7 +1,5 @@
 package com.retrysafe.orders.payment.rest;
 
-import jakarta.validation.Valid;
-import jakarta.validation.constraints.NotNull;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
@@ -27,6 +25,7 @@ import com.retrysafe.orders.payment.PayOrderRequest;
 import com.retrysafe.orders.payment.PaymentBody;
 import com.retrysafe.orders.payment.service.PaymentService;
 import com.retrysafe.orders.web.AuthenticatedOwner;
+import com.retrysafe.orders.web.BodyValidation;
 
 import io.quarkus.security.Authenticated;
 import io.smallrye.mutiny.Uni;
@@ -40,10 +39,12 @@ public class OrderPaymentResource {
 
     private final PaymentService payments;
     private final AuthenticatedOwner owner;
+    private final BodyValidation bodyValidation;
 
-    public OrderPaymentResource(PaymentService payments, AuthenticatedOwner owner) {
+    public OrderPaymentResource(PaymentService payments, AuthenticatedOwner owner, BodyValidation bodyValidation) {
         this.payments = payments;
         this.owner = owner;
+        this.bodyValidation = bodyValidation;
     }
 
     @POST
@@ -78,8 +79,8 @@ public class OrderPaymentResource {
             headers = { @Header(name = "Location", ref = "Location"),
                     @Header(name = "Idempotent-Replayed", ref = "IdempotentReplayed") },
             extensions = @Extension(name = "x-problem-types", value = "payment-failed"))
-    public Uni<RestResponse<String>> pay(@RestPath long orderId, HttpHeaders headers,
-            @Valid @NotNull PayOrderRequest request) {
+    public Uni<RestResponse<String>> pay(@RestPath long orderId, HttpHeaders headers, PayOrderRequest request) {
+        bodyValidation.valid(request);
         long ownerId = owner.id();
         // Already checked by IdempotencyKeyFilter, before the body was read.
         IdempotencyKey key = IdempotencyKey.fromHeader(headers.getRequestHeader(IdempotencyKey.HEADER));
