@@ -179,7 +179,6 @@ class OutboxPublisherTest {
                 vertx, tracing.get("test"), new ObjectMapper());
     }
 
-    /* The relay calls the publisher on its Vert.x context; so do the tests. */
     /*
      * Asked as the relay asks: on the context its sends were made from. A send leaves the in-flight
      * list in the task that completed its stage there, just after the stage's callbacks ran, so
@@ -191,6 +190,7 @@ class OutboxPublisherTest {
                 .filter(id -> publisher.inFlight(id, WAIT)).toList());
     }
 
+    /* The relay calls the publisher on its Vert.x context; so do the tests. */
     private static <T> T onContext(Context context, Supplier<T> call) throws Exception {
         CompletableFuture<T> result = new CompletableFuture<>();
         context.runOnContext(ignored -> result.complete(call.get()));
