@@ -24,8 +24,8 @@ public class BodyValidation {
         this.validator = validator;
     }
 
-    /** Returns if the body is there and valid; otherwise throws a 400 {@code invalid-request} naming each bad field. */
-    public <T> void check(T body) {
+    /** The body, if it is there and valid; otherwise a 400 {@code invalid-request} naming each bad field. */
+    public <T> T valid(T body) {
         if (body == null) {
             throw ProblemException.invalidRequest(List.of(new Problem.Violation("body", "must not be null")));
         }
@@ -33,5 +33,6 @@ public class BodyValidation {
         if (!violations.isEmpty()) {
             throw new ConstraintViolationException(violations);
         }
+        return body;
     }
 }

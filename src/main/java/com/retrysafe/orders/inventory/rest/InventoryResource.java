@@ -63,7 +63,7 @@ public class InventoryResource {
     @APIResponse(responseCode = "200", description = "The stock as set.",
             content = @Content(mediaType = MediaType.APPLICATION_JSON, schema = @Schema(implementation = Inventory.class)))
     public Uni<Inventory> set(@RestPath long skuId, SetStockRequest request) {
-        bodyValidation.check(request);
+        bodyValidation.valid(request);
         owner.id();
         if (skuId <= 0) {
             throw ProblemException.invalidRequest(List.of(new Problem.Violation("skuId", "must be greater than 0")));

@@ -70,7 +70,7 @@ public class OrderResource {
             headers = @Header(name = "Idempotent-Replayed", ref = "IdempotentReplayed"),
             extensions = @Extension(name = "x-problem-types", value = "unknown-sku insufficient-stock"))
     public Uni<RestResponse<String>> create(HttpHeaders headers, CreateOrderRequest request) {
-        bodyValidation.check(request);
+        bodyValidation.valid(request);
         long ownerId = owner.id();
         // Already checked by IdempotencyKeyFilter, before the body was read.
         IdempotencyKey key = IdempotencyKey.fromHeader(headers.getRequestHeader(IdempotencyKey.HEADER));

@@ -80,7 +80,7 @@ public class OrderPaymentResource {
                     @Header(name = "Idempotent-Replayed", ref = "IdempotentReplayed") },
             extensions = @Extension(name = "x-problem-types", value = "payment-failed"))
     public Uni<RestResponse<String>> pay(@RestPath long orderId, HttpHeaders headers, PayOrderRequest request) {
-        bodyValidation.check(request);
+        bodyValidation.valid(request);
         long ownerId = owner.id();
         // Already checked by IdempotencyKeyFilter, before the body was read.
         IdempotencyKey key = IdempotencyKey.fromHeader(headers.getRequestHeader(IdempotencyKey.HEADER));
