@@ -15,6 +15,8 @@ import java.util.Set;
 
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import com.retrysafe.orders.support.FakeProvider.Answer;
 import com.retrysafe.orders.support.FakeProviderResource;
@@ -42,6 +44,12 @@ class PaymentFlowTest {
     static final long UNAVAILABLE_AMOUNT = 50_503;
     /** Paid only after a while, so the payment is seen PENDING first. */
     static final long SLOW_AMOUNT = 20_015;
+    /**
+     * Amount 30_000 + status: the provider first answers that status, which is no refusal, then 200
+     * (API.md section 8). 30_000 + 1 stands for a 200 whose body is not a success.
+     */
+    static final long FIRST_ANSWER_AMOUNTS = 30_000;
+    static final int NOT_A_SUCCESS_200 = 1;
 
     @BeforeAll
     static void scriptProvider() {
@@ -49,6 +57,12 @@ class PaymentFlowTest {
         FakeProviderResource.provider().scriptAmount(REJECTED_AMOUNT, Answer.status(400));
         FakeProviderResource.provider().scriptAmount(UNAVAILABLE_AMOUNT, Answer.status(503));
         FakeProviderResource.provider().scriptAmount(SLOW_AMOUNT, Answer.slowSuccess(Duration.ofMillis(1500)));
+        for (int status : new int[] { 201, 202, 204, 301, 307, 408, 425 }) {
+            FakeProviderResource.provider().scriptAmount(FIRST_ANSWER_AMOUNTS + status, Answer.status(status),
+                    Answer.succeed());
+        }
+        FakeProviderResource.provider().scriptAmount(FIRST_ANSWER_AMOUNTS + NOT_A_SUCCESS_200,
+                Answer.withBody(200, "{\"chargeId\":\"ch_pending\",\"status\":\"PROCESSING\"}"), Answer.succeed());
     }
 
     @Test
@@ -207,6 +221,36 @@ class PaymentFlowTest {
         Payments.pay(owner, orderId, key, body(REJECTED_AMOUNT, "CNY")).then().statusCode(502)
                 .header("Location", "/api/payments/" + paymentId)
                 .body("type", equalTo("/problems/payment-failed"));
+    }
+
+    /**
+     * A 202 is a provider that took the charge and finishes it later; ended FAILED after it, the
+     * payment would tell the shopper nothing was charged and let a new key (a new provider key)
+     * charge again. None of these answers is a refusal: the payment stays PENDING and is asked again
+     * with the same provider key until the 200, and no redirect is followed.
+     */
+    @ParameterizedTest(name = "first answer {0}")
+    @ValueSource(ints = { 201, 202, 204, 301, 307, 408, 425, NOT_A_SUCCESS_200 })
+    void anAnswerThatIsNoRefusalLeavesTheOutcomeUnknownUntilTheProviderSaysPaid(int firstAnswer) throws Exception {
+        long owner = TestIds.owner();
+        long orderId = Payments.order(owner);
+        String key = TestIds.key();
+        long amount = FIRST_ANSWER_AMOUNTS + firstAnswer;
+        long paymentId = Payments.pay(owner, orderId, key, body(amount, "CNY")).then().statusCode(202)
+                .extract().jsonPath().getLong("paymentId");
+
+        assertEquals("PAID", Payments.awaitFinal(paymentId));
+        Map<String, Object> task = Payments.task(paymentId);
+        assertEquals(2, task.get("attempts"), "asked again after the first answer, once");
+        assertEquals("SUCCEEDED", task.get("state"));
+        String providerKey = (String) Payments.payment(paymentId).get("provider_key");
+        assertEquals(java.util.List.of(providerKey, providerKey), FakeProviderResource.provider().keys(paymentId),
+                "the same provider key both times");
+        assertEquals(1, FakeProviderResource.provider().charges(providerKey), "one charge");
+        assertEquals(0, FakeProviderResource.provider().redirectsFollowed(), "no redirect followed");
+        assertEquals("PAID", Payments.orderStatus(orderId));
+        Payments.pay(owner, orderId, key, body(amount, "CNY")).then().statusCode(201)
+                .header("Idempotent-Replayed", "true").body("status", equalTo("PAID"));
     }
 
     @Test

@@ -265,7 +265,7 @@ class PaymentWorkerTest {
         long paymentId = Payments.pay(owner, orderId, key, body(1200, "CNY")).then().statusCode(202)
                 .extract().jsonPath().getLong("paymentId");
         // The first call outlives its lease and then declines: written, it would change the result.
-        provider.script(paymentId, new Answer(Duration.ofMillis(3000), 402, "stale"), Answer.succeed());
+        provider.script(paymentId, new Answer(Duration.ofMillis(3000), 402, "stale", null), Answer.succeed());
         // No heartbeat: a worker paused (GC, a frozen VM) for longer than its 1 s lease.
         PaymentWorker stale = worker("stale", Duration.ofSeconds(5),
                 workers.settings().withLease(Duration.ofSeconds(1), Duration.ZERO));

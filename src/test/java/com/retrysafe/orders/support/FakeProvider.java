@@ -29,30 +29,43 @@ import com.sun.net.httpserver.HttpServer;
  */
 public final class FakeProvider implements AutoCloseable {
 
-    /** What one call does: wait, then answer; {@code charges} says whether a 200 charges the key. */
-    public record Answer(Duration delay, int status, String reason) {
+    /**
+     * What one call does: wait, then answer. A 200 (with no {@code body} of its own) and any other
+     * 2xx charge the key: a 202 is a provider that took the charge and finishes it later. A 3xx
+     * points at {@link #REDIRECTED}, where nothing answers but a 404, so a client that followed it
+     * would see a refusal. {@code body} replaces the answer's usual body (and then a 200 charges nothing).
+     */
+    public record Answer(Duration delay, int status, String reason, String body) {
 
         public static Answer succeed() {
-            return new Answer(Duration.ZERO, 200, null);
+            return new Answer(Duration.ZERO, 200, null, null);
         }
 
         public static Answer slowSuccess(Duration delay) {
-            return new Answer(delay, 200, null);
+            return new Answer(delay, 200, null, null);
         }
 
         public static Answer decline(String reason) {
-            return new Answer(Duration.ZERO, 402, reason);
+            return new Answer(Duration.ZERO, 402, reason, null);
         }
 
         public static Answer status(int status) {
-            return new Answer(Duration.ZERO, status, null);
+            return new Answer(Duration.ZERO, status, null, null);
+        }
+
+        /** A status with a body of the test's own, such as a 200 that is not a success. */
+        public static Answer withBody(int status, String body) {
+            return new Answer(Duration.ZERO, status, null, body);
         }
 
         /** Longer than the worker's timeout, then a 503 that nobody reads: no charge. */
         public static Answer hang(Duration delay) {
-            return new Answer(delay, 503, null);
+            return new Answer(delay, 503, null, null);
         }
     }
+
+    /** Where every 3xx answer points; a POST there is counted in {@link #redirectsFollowed()}. */
+    public static final String REDIRECTED = "/charges-moved";
 
     /** Answers per call for one payment; the last one repeats. */
     private final Map<Long, List<Answer>> scripts = new ConcurrentHashMap<>();
@@ -66,6 +79,7 @@ public final class FakeProvider implements AutoCloseable {
     private final Map<String, AtomicInteger> chargesByKey = new ConcurrentHashMap<>();
     private final Map<String, AtomicInteger> inFlightByKey = new ConcurrentHashMap<>();
     private final AtomicInteger overlaps = new AtomicInteger();
+    private final AtomicInteger redirectsFollowed = new AtomicInteger();
     private final ObjectMapper json = new ObjectMapper();
     private final HttpServer server;
     private final ExecutorService threads = Executors.newCachedThreadPool();
@@ -79,6 +93,7 @@ public final class FakeProvider implements AutoCloseable {
             HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 64);
             FakeProvider provider = new FakeProvider(server);
             server.createContext("/charges", provider::handle);
+            server.createContext(REDIRECTED, provider::redirectFollowed);
             server.setExecutor(provider.threads);
             server.start();
             return provider;
@@ -131,9 +146,19 @@ public final class FakeProvider implements AutoCloseable {
         return charges == null ? 0 : charges.get();
     }
 
+    /** The charge made under a key, or null: what the provider's 200 for that key names. */
+    public String chargeId(String key) {
+        return chargeByKey.get(key);
+    }
+
     /** Calls that began while another call for the same key was still running. */
     public int overlaps() {
         return overlaps.get();
+    }
+
+    /** Calls that followed a 3xx to {@link #REDIRECTED}: a payment client must follow none. */
+    public int redirectsFollowed() {
+        return redirectsFollowed.get();
     }
 
     @Override
@@ -166,17 +191,27 @@ public final class FakeProvider implements AutoCloseable {
                     // A slow provider is the scripted fault: this answer takes its time by design.
                     TimeUnit.MILLISECONDS.sleep(answer.delay().toMillis());
                 }
+                int status = answer.status();
                 String response;
-                if (answer.status() == 200) {
+                if (answer.body() != null) {
+                    response = answer.body();
+                } else if (status == 200) {
                     response = "{\"chargeId\":\"" + charge(key) + "\",\"status\":\"SUCCEEDED\"}";
-                } else if (answer.status() == 402) {
+                } else if (status >= 201 && status <= 299) {
+                    response = "{\"chargeId\":\"" + charge(key) + "\",\"status\":\"PROCESSING\"}";
+                } else if (status == 402) {
                     response = "{\"status\":\"DECLINED\",\"reason\":\"" + answer.reason() + "\"}";
                 } else {
-                    response = "{\"error\":\"status " + answer.status() + "\"}";
+                    response = "{\"error\":\"status " + status + "\"}";
                 }
-                byte[] bytes = response.getBytes(StandardCharsets.UTF_8);
+                if (status >= 300 && status <= 399) {
+                    exchange.getResponseHeaders().set("Location", url() + REDIRECTED);
+                }
                 exchange.getResponseHeaders().set("Content-Type", "application/json");
-                exchange.sendResponseHeaders(answer.status(), bytes.length);
+                // These statuses carry no body: HttpServer wants -1 for them.
+                boolean bodiless = status == 204 || status == 304 || status < 200;
+                byte[] bytes = bodiless ? new byte[0] : response.getBytes(StandardCharsets.UTF_8);
+                exchange.sendResponseHeaders(status, bodiless ? -1 : bytes.length);
                 try (OutputStream out = exchange.getResponseBody()) {
                     out.write(bytes);
                 }
@@ -187,6 +222,14 @@ public final class FakeProvider implements AutoCloseable {
             } finally {
                 inFlight.decrementAndGet();
             }
+        }
+    }
+
+    private void redirectFollowed(HttpExchange exchange) throws IOException {
+        try (exchange) {
+            redirectsFollowed.incrementAndGet();
+            exchange.getRequestBody().readAllBytes();
+            exchange.sendResponseHeaders(404, -1);
         }
     }
 

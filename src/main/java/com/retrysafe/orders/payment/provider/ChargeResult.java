@@ -8,11 +8,12 @@ public record ChargeResult(Kind kind, String chargeId, String detail) {
         SUCCEEDED("succeeded"),
         /** 402: a final decline. */
         DECLINED("declined"),
-        /** Any other 4xx: a definitive refusal, nothing was charged; the payment ends FAILED. */
+        /** A 4xx about the request itself: a definitive refusal, nothing was charged; the payment ends FAILED. */
         REJECTED("rejected"),
         /**
-         * 5xx, 409, 429, a timeout, a connection error or an unreadable answer: the provider may
-         * have charged. Asked again with the same key until it answers definitively.
+         * Every other answer (a 5xx, a 408, 409, 425 or 429, a 1xx, a 2xx other than 200, a 3xx, a
+         * 200 that is not a success), a timeout or a connection error: the provider may have
+         * charged. Asked again with the same key until it answers definitively.
          */
         UNKNOWN("unknown");
 
