@@ -64,6 +64,19 @@ public class PaymentFinisher {
         UNKNOWN_PAYMENT
     }
 
+    /** What became of a worker's final write. */
+    public enum WorkerWrite {
+        WRITTEN,
+        /** Refused: the worker lost its task, or the payment had ended in agreement with its result. */
+        FENCED,
+        /**
+         * Refused, and the worker heard a charge for a payment that ended DECLINED or FAILED (a
+         * result message ended it while the call was in flight): money may have moved that the
+         * client was told had not. A person must look.
+         */
+        CONFLICTING
+    }
+
     private final PaymentRepository payments;
     private final PaymentTaskRepository tasks;
     private final OrderRepository orders;
@@ -115,21 +128,24 @@ public class PaymentFinisher {
 
     /**
      * The worker's final write, conditional on its fencing token still being the task's current one.
-     * Emits false when it was fenced off (the token was no longer current, or the payment had
-     * already ended): nothing was written.
+     * Nothing is written unless it emits {@link WorkerWrite#WRITTEN}.
      *
      * @param ending PAID, DECLINED or FAILED
      */
-    public Uni<Boolean> finishByWorker(SqlConnection tx, long paymentId, long fencingToken, PaymentStatus ending,
+    public Uni<WorkerWrite> finishByWorker(SqlConnection tx, long paymentId, long fencingToken, PaymentStatus ending,
             String chargeId, String reason) {
         return payments.lock(tx, paymentId).flatMap(locked -> {
-            if (locked == null || !locked.body().is(PaymentStatus.PENDING)) {
-                return Uni.createFrom().item(false);
+            if (locked == null) {
+                return Uni.createFrom().item(WorkerWrite.FENCED);
+            }
+            if (!locked.body().is(PaymentStatus.PENDING)) {
+                boolean contradicts = ending == PaymentStatus.PAID && !locked.body().is(PaymentStatus.PAID);
+                return Uni.createFrom().item(contradicts ? WorkerWrite.CONFLICTING : WorkerWrite.FENCED);
             }
             return tasks.end(tx, paymentId, fencingToken, TaskState.endingWith(ending), reason)
                     .flatMap(ended -> ended
-                            ? write(tx, locked, ending, chargeId, reason).replaceWith(true)
-                            : Uni.createFrom().item(false));
+                            ? write(tx, locked, ending, chargeId, reason).replaceWith(WorkerWrite.WRITTEN)
+                            : Uni.createFrom().item(WorkerWrite.FENCED));
         });
     }
 

@@ -28,6 +28,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.retrysafe.orders.payment.PaymentFinisher.ExternalOutcome;
+import com.retrysafe.orders.payment.PaymentFinisher.ExternalResult;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.retrysafe.orders.payment.worker.PaymentWorker;
 import com.retrysafe.orders.payment.worker.PaymentWorkers;
@@ -35,12 +37,14 @@ import com.retrysafe.orders.support.Db;
 import com.retrysafe.orders.support.FakeProvider;
 import com.retrysafe.orders.support.FakeProvider.Answer;
 import com.retrysafe.orders.support.Http;
+import com.retrysafe.orders.support.LogCapture;
 import com.retrysafe.orders.support.Metrics;
 import com.retrysafe.orders.support.Payments;
 import com.retrysafe.orders.support.TestIds;
 import com.retrysafe.orders.support.Tokens;
 
 import io.quarkus.test.junit.QuarkusTest;
+import io.vertx.mutiny.sqlclient.Pool;
 
 /**
  * The worker's state machine, driven step by step: the test profile turns the application's own
@@ -56,6 +60,12 @@ class PaymentWorkerTest {
 
     @Inject
     PaymentWorkers workers;
+
+    @Inject
+    Pool pool;
+
+    @Inject
+    PaymentFinisher finisher;
 
     private FakeProvider provider;
 
@@ -336,6 +346,72 @@ class PaymentWorkerTest {
             assertEquals(1, Payments.task(id).get("attempts"));
         }
         assertEquals(0, Metrics.value("payments_lease_takeovers_total") - takeoversBefore, 0.0);
+    }
+
+    /**
+     * The worker's call is in flight, a result message ends the payment FAILED, then the provider
+     * answers 200: money moved for a payment the client was told failed. Nothing is changed, and
+     * it is counted and logged at ERROR with the charge, as the opposite order of events is.
+     */
+    @Test
+    void aSuccessHeardAfterAResultMessageEndedThePaymentIsConflicting() throws Exception {
+        long owner = TestIds.owner();
+        long orderId = Payments.order(owner);
+        String key = TestIds.key();
+        long paymentId = Payments.pay(owner, orderId, key, body(1300, "CNY")).then().statusCode(202)
+                .extract().jsonPath().getLong("paymentId");
+        provider.script(paymentId, Answer.slowSuccess(Duration.ofMillis(1500)));
+        PaymentWorker worker = worker("late");
+        double conflictingBefore = Metrics.value("payments_conflicting_results_total");
+        double fencedBefore = Metrics.value("payments_fenced_writes_total");
+
+        try (LogCapture log = LogCapture.of(PaymentWorker.class)) {
+            CompletableFuture<Integer> round = CompletableFuture.supplyAsync(
+                    () -> worker.runOnce().await().atMost(Duration.ofSeconds(30)), THREADS);
+            awaitCalls(paymentId, 1);
+            assertEquals(ExternalResult.APPLIED, Payments.applyResult(pool, finisher, paymentId, ExternalOutcome.FAILED));
+            round.get(30, TimeUnit.SECONDS);
+
+            String chargeId = provider.chargeId((String) Payments.payment(paymentId).get("provider_key"));
+            assertTrue(chargeId != null, "the provider charged");
+            List<LogCapture.Line> errors = log.lines().stream()
+                    .filter(line -> line.level().intValue() >= java.util.logging.Level.SEVERE.intValue())
+                    .filter(line -> line.message().contains(chargeId)).toList();
+            assertEquals(1, errors.size(), "one ERROR line names the charge: " + log.lines());
+            String error = errors.get(0).message();
+            assertTrue(error.contains("Payment " + paymentId) && error.contains("order " + orderId), error);
+        }
+        assertEquals(1, Metrics.value("payments_conflicting_results_total") - conflictingBefore, 0.0);
+        assertEquals(0, Metrics.value("payments_fenced_writes_total") - fencedBefore, 0.0,
+                "a conflict, not a plain fenced write");
+        assertEquals("FAILED", Payments.payment(paymentId).get("status"), "nothing changed");
+        assertEquals("FAILED_FINAL", Payments.task(paymentId).get("state"));
+        assertEquals("FAILED_FINAL", Payments.record(owner, key).get("status"));
+        assertNotEquals("PAID", Payments.orderStatus(orderId));
+    }
+
+    /** The same late success for a payment a result message ended PAID agrees: a plain fenced write. */
+    @Test
+    void aLateSuccessThatAgreesWithTheFinalStateIsAPlainFencedWrite() throws Exception {
+        long owner = TestIds.owner();
+        long orderId = Payments.order(owner);
+        long paymentId = Payments.pay(owner, orderId, TestIds.key(), body(1301, "CNY")).then().statusCode(202)
+                .extract().jsonPath().getLong("paymentId");
+        provider.script(paymentId, Answer.slowSuccess(Duration.ofMillis(1500)));
+        PaymentWorker worker = worker("agreeing");
+        double conflictingBefore = Metrics.value("payments_conflicting_results_total");
+        double fencedBefore = Metrics.value("payments_fenced_writes_total");
+
+        CompletableFuture<Integer> round = CompletableFuture.supplyAsync(
+                () -> worker.runOnce().await().atMost(Duration.ofSeconds(30)), THREADS);
+        awaitCalls(paymentId, 1);
+        assertEquals(ExternalResult.APPLIED, Payments.applyResult(pool, finisher, paymentId, ExternalOutcome.SUCCEEDED));
+        round.get(30, TimeUnit.SECONDS);
+
+        assertEquals(1, worker.fencedWrites());
+        assertEquals(1, Metrics.value("payments_fenced_writes_total") - fencedBefore, 0.0);
+        assertEquals(0, Metrics.value("payments_conflicting_results_total") - conflictingBefore, 0.0);
+        assertEquals("PAID", Payments.payment(paymentId).get("status"));
     }
 
     private void awaitCalls(long paymentId, int calls) {

@@ -4,6 +4,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.logging.Handler;
+import java.util.logging.Level;
 import java.util.logging.LogRecord;
 import java.util.logging.Logger;
 
@@ -15,7 +16,7 @@ import org.jboss.logmanager.ExtLogRecord;
  */
 public final class LogCapture extends Handler implements AutoCloseable {
 
-    public record Line(String message, Map<String, String> mdc) {
+    public record Line(Level level, String message, Map<String, String> mdc) {
     }
 
     private final Logger logger;
@@ -39,7 +40,7 @@ public final class LogCapture extends Handler implements AutoCloseable {
     public void publish(LogRecord record) {
         Map<String, String> mdc = record instanceof ExtLogRecord ext ? ext.getMdcCopy() : Map.of();
         String message = record instanceof ExtLogRecord ext ? ext.getFormattedMessage() : record.getMessage();
-        lines.add(new Line(message, Map.copyOf(mdc)));
+        lines.add(new Line(record.getLevel(), message, Map.copyOf(mdc)));
     }
 
     @Override

@@ -23,7 +23,8 @@ import io.vertx.mutiny.sqlclient.Pool;
 
 /**
  * {@code payments_tasks{state}}, {@code payments_attempts_total}, {@code payments_lease_takeovers_total},
- * {@code payments_fenced_writes_total}, {@code payments_provider_latency_seconds{result}} and
+ * {@code payments_fenced_writes_total}, {@code payments_conflicting_results_total},
+ * {@code payments_provider_latency_seconds{result}} and
  * {@code payments_oldest_unfinished_age_seconds}. Every series exists from start-up. The gauges
  * show the last {@link #refresh()} (run on a timer), so a scrape never waits on the database.
  */
@@ -39,6 +40,7 @@ public class PaymentMetrics {
     private final Counter attempts;
     private final Counter takeovers;
     private final Counter fencedWrites;
+    private final Counter conflictingResults;
     private final Map<ChargeResult.Kind, Timer> latency = new EnumMap<>(ChargeResult.Kind.class);
 
     public PaymentMetrics(MeterRegistry registry, PaymentTaskRepository tasks, Pool pool) {
@@ -66,6 +68,9 @@ public class PaymentMetrics {
         fencedWrites = Counter.builder("payments.fenced.writes")
                 .description("Writes by a worker refused because its fencing token was no longer current")
                 .register(registry);
+        conflictingResults = Counter.builder("payments.conflicting.results")
+                .description("Provider charges a worker heard for a payment that had already ended DECLINED or FAILED")
+                .register(registry);
         for (ChargeResult.Kind kind : ChargeResult.Kind.values()) {
             latency.put(kind, Timer.builder("payments.provider.latency")
                     .description("Duration of provider calls by their classified result")
@@ -84,6 +89,10 @@ public class PaymentMetrics {
 
     public void fenced() {
         fencedWrites.increment();
+    }
+
+    public void conflictingResult() {
+        conflictingResults.increment();
     }
 
     public void providerCall(ChargeResult.Kind kind, long nanos) {

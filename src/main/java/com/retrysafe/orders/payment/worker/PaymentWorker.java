@@ -158,7 +158,10 @@ public class PaymentWorker {
                 .invoke(result -> metrics.providerCall(result.kind(), System.nanoTime() - started))
                 .eventually(() -> cancel(heartbeat))
                 .flatMap(result -> {
-                    if (leaseLost.get()) {
+                    // A charge is written (or found conflicting) even by a worker that lost its lease:
+                    // its fenced write changes nothing, but a charge for a payment that meanwhile
+                    // ended unpaid must not go unseen.
+                    if (leaseLost.get() && result.kind() != ChargeResult.Kind.SUCCEEDED) {
                         // Another worker owns the task now: its result is the one that counts.
                         LOG.infof("Payment %d: lease lost during the call, result (%s) not written", task.paymentId(),
                                 result.kind().tag());
@@ -210,14 +213,22 @@ public class PaymentWorker {
     private Uni<Void> finish(ClaimedTask task, PaymentStatus ending, String chargeId, String reason) {
         return pool.withTransaction(tx -> finisher.finishByWorker(tx, task.paymentId(), task.fencingToken(), ending,
                 chargeId, reason))
-                .invoke(written -> {
-                    if (!written) {
-                        refused(task, ending.name());
-                    } else {
-                        LOG.infof("Payment %d: %s after %d attempt(s)", task.paymentId(), ending, task.attempts());
+                .invoke(write -> {
+                    switch (write) {
+                        case WRITTEN -> LOG.infof("Payment %d: %s after %d attempt(s)", task.paymentId(), ending,
+                                task.attempts());
+                        case FENCED -> refused(task, ending.name());
+                        case CONFLICTING -> conflicting(task, chargeId);
                     }
                 })
                 .replaceWithVoid();
+    }
+
+    private void conflicting(ClaimedTask task, String chargeId) {
+        metrics.conflictingResult();
+        LOG.errorf("Payment %d ended unpaid while its provider call was in flight, and the provider then charged it"
+                + " (chargeId %s): money may have moved; nothing was changed, a person must reconcile it with the"
+                + " provider (order %d)", task.paymentId(), chargeId, task.orderId());
     }
 
     private Uni<Void> reschedule(ClaimedTask task, String error) {
