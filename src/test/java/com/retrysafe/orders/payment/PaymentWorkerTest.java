@@ -4,6 +4,7 @@ import static com.retrysafe.orders.support.Payments.body;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.net.http.HttpRequest;
@@ -388,6 +389,34 @@ class PaymentWorkerTest {
         assertEquals("FAILED_FINAL", Payments.task(paymentId).get("state"));
         assertEquals("FAILED_FINAL", Payments.record(owner, key).get("status"));
         assertNotEquals("PAID", Payments.orderStatus(orderId));
+    }
+
+    /** API.md section 10: completedAt is null while the work goes on, and between attempts it does. */
+    @Test
+    void aPaymentWaitingForItsNextAttemptIsShownToSupportAsNotCompleted() {
+        long owner = TestIds.owner();
+        long orderId = Payments.order(owner);
+        String key = TestIds.key();
+        long paymentId = Payments.pay(owner, orderId, key, body(1302, "CNY")).then().statusCode(202)
+                .extract().jsonPath().getLong("paymentId");
+        provider.script(paymentId, Answer.status(503));
+        // A long backoff: the task waits for its next attempt while the test looks.
+        PaymentWorker worker = worker("waiting", Duration.ofSeconds(3),
+                workers.settings().withBackoff(Duration.ofMinutes(1), Duration.ofMinutes(1)));
+
+        runUntil(worker, Duration.ofSeconds(20), "payment " + paymentId + "'s first attempt",
+                () -> provider.calls(paymentId) >= 1 && "FAILED_RETRYABLE".equals(Payments.task(paymentId).get("state")));
+
+        assertEquals("FAILED_RETRYABLE", Payments.record(owner, key).get("status"));
+        io.restassured.path.json.JsonPath live = io.restassured.RestAssured.given()
+                .header("Authorization", "Bearer " + Tokens.support(TestIds.owner()))
+                .queryParam("ownerId", owner).queryParam("key", key)
+                .when().get("/api/admin/idempotency-records")
+                .then().statusCode(200).extract().jsonPath();
+        assertEquals("FAILED_RETRYABLE", live.getString("live.status"));
+        assertNotNull(live.getString("live.createdAt"));
+        assertTrue(live.getMap("live").containsKey("completedAt"));
+        assertEquals(null, live.getString("live.completedAt"), "the payment's work goes on: not completed");
     }
 
     /** The same late success for a payment a result message ended PAID agrees: a plain fenced write. */

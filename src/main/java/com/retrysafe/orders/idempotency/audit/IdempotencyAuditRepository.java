@@ -27,12 +27,12 @@ public class IdempotencyAuditRepository {
     public static final int MAX_HISTORY = 100;
 
     /*
-     * $3 null: every operation. completed_at follows the rule of the audit rows: a record still
-     * PROCESSING has not completed.
+     * $3 null: every operation. Only a finished record has completed (API.md section 10): one still
+     * PROCESSING, or FAILED_RETRYABLE while its payment waits for the next attempt, has not.
      */
     private static final String FIND_LIVE = """
             SELECT operation, idempotency_key, status, http_status, resource_id, created_at,
-                   CASE WHEN status = 'PROCESSING' THEN NULL ELSE updated_at END AS completed_at
+                   CASE WHEN status IN ('SUCCEEDED', 'FAILED_FINAL') THEN updated_at END AS completed_at
               FROM idempotency_record
              WHERE owner_id = $1 AND idempotency_key = $2 AND ($3::text IS NULL OR operation = $3)
                AND expires_at > now()
@@ -52,7 +52,7 @@ public class IdempotencyAuditRepository {
                      WHERE owner_id = $1 AND idempotency_key = $2 AND ($3::text IS NULL OR operation = $3)
                     UNION ALL
                     SELECT operation, idempotency_key, status, http_status, resource_id, created_at,
-                           CASE WHEN status = 'PROCESSING' THEN NULL ELSE updated_at END, expires_at, id, 1
+                           CASE WHEN status IN ('SUCCEEDED', 'FAILED_FINAL') THEN updated_at END, expires_at, id, 1
                       FROM idempotency_record
                      WHERE owner_id = $1 AND idempotency_key = $2 AND ($3::text IS NULL OR operation = $3)
                        AND expires_at <= now()) past
