@@ -5,6 +5,7 @@ import java.time.Duration;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 
+import org.eclipse.microprofile.config.Config;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 
@@ -25,9 +26,13 @@ import io.vertx.rabbitmq.RabbitMQOptions;
  * would find no exchange, and one binding later would miss the first events.
  * <p>
  * It holds a connection of its own that retries forever in the background. Nothing waits for it:
- * a broker that is down delays nothing at start-up and never touches readiness. It declares with
- * the same names and flags as the outbox publisher and the results channel (read from its
- * settings), so no declare can fail on a mismatch.
+ * a broker that is down delays nothing at start-up and never touches readiness. The exchange is
+ * declared as the outbox publisher declares it. The results queue is declared here only, from the
+ * connector's own settings ({@link ResultsQueueSettings}): the connector checks passively that it
+ * exists, and on a fresh broker reconnects until this declare has made it, so two declares never
+ * race. A queue that exists with other arguments (an operator's quorum queue, a dead-letter
+ * exchange) is not fought: RabbitMQ refuses the declare with 406 and names the argument that
+ * differs; that is logged once at WARN, and the queue is used as it is.
  */
 @ApplicationScoped
 public class BrokerTopology {
@@ -40,18 +45,20 @@ public class BrokerTopology {
 
     private final Vertx vertx;
     private final RabbitMQOptions options;
-    private final String queue;
+    private final ResultsQueueSettings queue;
     private final boolean enabled;
     private volatile RabbitMQClient client;
+    /** The last refusal logged, so a broker that keeps refusing is not logged on every reconnect. */
+    private volatile String loggedRefusal;
 
     public BrokerTopology(Vertx vertx, BrokerAddress broker,
             @ConfigProperty(name = "mp.messaging.incoming.payment-results.reconnect-interval", defaultValue = "10") int reconnectSeconds,
             @ConfigProperty(name = "mp.messaging.incoming.payment-results.connector") String connector,
-            @ConfigProperty(name = "mp.messaging.incoming.payment-results.queue.name") String queue) {
+            Config config) {
         this.vertx = vertx;
         // Only the RabbitMQ connector has a queue to declare (docs/DESIGN.md "Kafka instead of RabbitMQ").
         this.enabled = "smallrye-rabbitmq".equals(connector);
-        this.queue = queue;
+        this.queue = enabled ? ResultsQueueSettings.from(config) : null;
         this.options = new RabbitMQOptions()
                 .setHost(broker.host())
                 .setPort(broker.port())
@@ -77,19 +84,55 @@ public class BrokerTopology {
                 connected -> {
                 },
                 failure -> LOG.warnf("Broker %s:%d not reachable (%s); %s and %s are declared once it answers",
-                        options.getHost(), options.getPort(), failure.getMessage(), EXCHANGE, queue));
+                        options.getHost(), options.getPort(), failure.getMessage(), EXCHANGE, queue.name()));
     }
 
     private void declare(Promise<Void> done) {
         io.vertx.rabbitmq.RabbitMQClient delegate = client.getDelegate();
         Future<Void> declared = delegate.exchangeDeclare(EXCHANGE, EXCHANGE_TYPE, true, false)
-                .compose(ignored -> delegate.queueDeclare(queue, true, false, false))
-                .mapEmpty();
-        declared.onSuccess(ignored -> LOG.infof("Declared exchange %s (%s, durable) and queue %s (durable) on %s:%d",
-                EXCHANGE, EXCHANGE_TYPE, queue, options.getHost(), options.getPort()))
-                .onFailure(failure -> LOG.errorf(failure, "Could not declare exchange %s and queue %s", EXCHANGE, queue));
+                .compose(ignored -> delegate.queueDeclare(queue.name(), queue.durable(), queue.exclusive(),
+                        queue.autoDelete(), queue.arguments()))
+                .<Void>mapEmpty()
+                .onSuccess(ignored -> {
+                    loggedRefusal = null;
+                    LOG.infof("Declared exchange %s (%s, durable) and queue %s (%s) on %s:%d", EXCHANGE, EXCHANGE_TYPE,
+                            queue.name(), queue.describe(), options.getHost(), options.getPort());
+                })
+                .recover(failure -> preconditionFailed(failure) != null
+                        ? useExisting(delegate, preconditionFailed(failure))
+                        : Future.failedFuture(failure))
+                .onFailure(failure -> LOG.errorf(failure, "Could not declare exchange %s and queue %s", EXCHANGE,
+                        queue.name()));
         // A failed declare must not stop the connection from being used or retried later.
         declared.onComplete(ignored -> done.tryComplete());
+    }
+
+    /**
+     * The queue exists with other flags or arguments than the settings say: RabbitMQ closed the
+     * channel with 406 and a text naming the difference. A passive declare (on a new channel)
+     * confirms the queue is there; it is then used as it is.
+     */
+    private Future<Void> useExisting(io.vertx.rabbitmq.RabbitMQClient delegate, String difference) {
+        return delegate.messageCount(queue.name()).<Void>mapEmpty().onSuccess(ignored -> {
+            if (!difference.equals(loggedRefusal)) {
+                loggedRefusal = difference;
+                LOG.warnf("Queue %s already exists with other arguments than the settings give (%s); it is used as it"
+                        + " is, not declared again. To silence this, set mp.messaging.incoming.payment-results.queue.*"
+                        + " to match it (docs/CONFIGURATION.md). The broker says: %s", queue.name(), queue.describe(),
+                        difference);
+            }
+        });
+    }
+
+    /** The broker's text of a 406 refusal (it names the argument that differs), or null for any other failure. */
+    private static String preconditionFailed(Throwable failure) {
+        for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+            String message = cause.getMessage();
+            if (message != null && message.contains("PRECONDITION_FAILED")) {
+                return message;
+            }
+        }
+        return null;
     }
 
     void stop(@Observes ShutdownEvent event) {

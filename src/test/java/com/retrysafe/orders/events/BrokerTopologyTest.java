@@ -42,6 +42,19 @@ class BrokerTopologyTest {
                 "the new broker is a fresh one: it does not know the marker queue");
 
         awaitDeclared(port, "after reconnecting to a fresh broker");
+        // The connector only checks that the queue exists (BrokerTopology declares it): it consumes
+        // again once its next reconnect finds the queue.
+        await("the results consumer back on the fresh broker's payments.results").atMost(DECLARED_WITHIN)
+                .pollInterval(Duration.ofMillis(200))
+                .until(() -> consumers(port) >= 1);
+    }
+
+    private static long consumers(int port) {
+        try (Connection connection = factory(port).newConnection("topology-test")) {
+            return connection.createChannel().queueDeclarePassive(Broker.RESULTS_QUEUE).getConsumerCount();
+        } catch (IOException | TimeoutException e) {
+            return -1;
+        }
     }
 
     private static void awaitDeclared(int port, String when) {
