@@ -8,11 +8,11 @@ import io.vertx.mutiny.sqlclient.Tuple;
  * The key, claimed by this request, in its still uncommitted transaction.
  *
  * @param recordId the claimed record
- * @param expiresAtMillis when the record expires, epoch milliseconds on the database's clock
+ * @param expiry when the record expires
  * @param reservedId the id drawn for the resource the step creates, from the sequence the request
  *        names ({@link IdempotentRequest#reserveIdFrom}); null when it names none
  */
-public record Claim(long recordId, long expiresAtMillis, Long reservedId) {
+public record Claim(long recordId, RecordExpiry expiry, Long reservedId) {
 
     /**
      * The step's answer stored on the claimed record by the step's own statement, once for each row

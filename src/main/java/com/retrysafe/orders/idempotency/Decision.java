@@ -52,15 +52,12 @@ sealed interface Decision {
         /** The response is final: it may be cached, and is replayed as it is until the record expires. */
         boolean finished();
 
-        /**
-         * With a finished response read from or written to the database: the record's expiry,
-         * epoch milliseconds on the database's clock (a cached copy never outlives it); 0 otherwise.
-         */
-        long expiresAtMillis();
+        /** When the record expires: a cached copy of a finished response never outlives it. */
+        RecordExpiry expiry();
     }
 
     /** This request won the claim and ran its step: {@code Idempotent-Replayed: false}. */
-    record Executed(StoredResponse response, boolean finished, long expiresAtMillis) implements WithResponse {
+    record Executed(StoredResponse response, boolean finished, RecordExpiry expiry) implements WithResponse {
 
         @Override
         public Outcome outcome() {
@@ -69,7 +66,7 @@ sealed interface Decision {
     }
 
     /** An earlier request's response, or an accepted one's current state: {@code Idempotent-Replayed: true}. */
-    record Replayed(StoredResponse response, boolean finished, long expiresAtMillis) implements WithResponse {
+    record Replayed(StoredResponse response, boolean finished, RecordExpiry expiry) implements WithResponse {
 
         @Override
         public Outcome outcome() {

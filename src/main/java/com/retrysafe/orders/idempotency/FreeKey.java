@@ -22,8 +22,14 @@ import io.vertx.mutiny.sqlclient.Tuple;
  * @param request the request whose key this is
  * @param reservedId the id drawn for the resource the step creates
  * @param retention how long the record is kept
+ * @param createdNanos {@link System#nanoTime()} when it was made, before the step's statement is
+ *        sent: the claimed record's time left is counted from then ({@link RecordExpiry})
  */
-public record FreeKey(IdempotentRequest request, long reservedId, Duration retention) {
+public record FreeKey(IdempotentRequest request, long reservedId, Duration retention, long createdNanos) {
+
+    public FreeKey(IdempotentRequest request, long reservedId, Duration retention) {
+        this(request, reservedId, retention, System.nanoTime());
+    }
 
     /** The name the borrowing statement gives {@link #CLAIM_WITH_ANSWER} in its {@code WITH}. */
     public static final String CLAIMED = "claimed";
@@ -39,8 +45,8 @@ public record FreeKey(IdempotentRequest request, long reservedId, Duration reten
      * What the borrowing statement returns, with the column {@code changed} (whether its own
      * change happened) beside it.
      */
-    public static final String OUTCOME = "(SELECT id FROM " + CLAIMED + ") AS claimed_record, (SELECT expires_at_ms FROM "
-            + CLAIMED + ") AS claimed_expires_at_ms";
+    public static final String OUTCOME = "(SELECT id FROM " + CLAIMED + ") AS claimed_record, (SELECT expires_in_ms FROM "
+            + CLAIMED + ") AS claimed_expires_in_ms";
 
     /**
      * Appends the record's values to the step's parameters, in {@link #CLAIM_WITH_ANSWER}'s order.
@@ -64,7 +70,7 @@ public record FreeKey(IdempotentRequest request, long reservedId, Duration reten
         if (recordId == null) {
             return new Written(null, null);
         }
-        Claim claim = new Claim(recordId, row.getLong("claimed_expires_at_ms"), reservedId);
+        Claim claim = new Claim(recordId, RecordExpiry.in(row.getLong("claimed_expires_in_ms"), createdNanos), reservedId);
         return new Written(claim, row.getBoolean("changed") ? answer.storedByStep(1) : null);
     }
 

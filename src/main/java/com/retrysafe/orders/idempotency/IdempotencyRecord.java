@@ -8,20 +8,20 @@ import io.vertx.mutiny.sqlclient.Row;
 /**
  * A record as read for a duplicate: enough to compare fingerprints and to replay.
  *
- * @param expiresAtMillis the record's expiry in epoch milliseconds on the database's clock;
- *        {@link Long#MAX_VALUE} while its work is still running (it has no expiry then)
+ * @param expiry when the record expires; {@link RecordExpiry#NEVER} while its work is still running
  */
 public record IdempotencyRecord(long id, String requestHash, RecordStatus status, StoredResponse response,
-        long expiresAtMillis) {
+        RecordExpiry expiry) {
 
-    static IdempotencyRecord from(Row row) {
+    /** @param sentNanos when the statement that read the row was sent ({@link RecordExpiry#in(Long, long)}) */
+    static IdempotencyRecord from(Row row, long sentNanos) {
         Integer httpStatus = row.getInteger("http_status");
         StoredResponse response = httpStatus == null ? null
                 : new StoredResponse(httpStatus, row.getString("response_json"), row.getString("response_location"),
                         row.getLong("resource_id"));
         return new IdempotencyRecord(row.getLong("id"), row.getString("request_hash"),
                 RecordStatus.valueOf(row.getString("status")), response,
-                row.getLong("expires_at_ms") == null ? Long.MAX_VALUE : row.getLong("expires_at_ms"));
+                RecordExpiry.in(row.getLong("expires_in_ms"), sentNanos));
     }
 
     /** Constant-time, so the comparison tells nothing about how close a guess was. */

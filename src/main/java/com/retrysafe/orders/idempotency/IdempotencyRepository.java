@@ -27,12 +27,13 @@ public class IdempotencyRepository {
     /*
      * clock_timestamp(), not now(): inside the claiming transaction now() is the transaction's
      * start, and a record that expired since then must not be read as live (nor cached). A record
-     * whose work is still running has no expiry ('infinity').
+     * whose work is still running has no expiry ('infinity'). expires_in_ms is the time it has
+     * left, both ends on the database's clock (RecordExpiry).
      */
     private static final String FIND_LIVE = """
             SELECT id, request_hash, status, http_status, response_json, response_location, resource_id,
                    CASE WHEN expires_at = 'infinity' THEN NULL
-                        ELSE (extract(epoch FROM expires_at) * 1000)::bigint END AS expires_at_ms
+                        ELSE (extract(epoch FROM expires_at - clock_timestamp()) * 1000)::bigint END AS expires_in_ms
               FROM idempotency_record
              WHERE owner_id = $1 AND operation = $2 AND idempotency_key = $3
                AND expires_at > clock_timestamp()
@@ -47,7 +48,7 @@ public class IdempotencyRepository {
     private static final String FIND_LIVE_OR_RESERVE = """
             SELECT r.id, r.request_hash, r.status, r.http_status, r.response_json, r.response_location, r.resource_id,
                    CASE WHEN r.expires_at = 'infinity' THEN NULL
-                        ELSE (extract(epoch FROM r.expires_at) * 1000)::bigint END AS expires_at_ms,
+                        ELSE (extract(epoch FROM r.expires_at - clock_timestamp()) * 1000)::bigint END AS expires_in_ms,
                    CASE WHEN r.id IS NULL THEN nextval($4::text::regclass) END AS reserved_id
               FROM (VALUES (1)) AS read_once (one)
               LEFT JOIN idempotency_record r
@@ -75,7 +76,7 @@ public class IdempotencyRepository {
             INSERT INTO idempotency_record (owner_id, operation, idempotency_key, request_hash, status, expires_at)
             VALUES ($1, $2, $3, $4, 'PROCESSING', now() + $5::bigint * interval '1 millisecond')
             ON CONFLICT (owner_id, operation, idempotency_key) DO NOTHING
-            RETURNING id, (extract(epoch FROM expires_at) * 1000)::bigint AS expires_at_ms,
+            RETURNING id, (extract(epoch FROM expires_at - clock_timestamp()) * 1000)::bigint AS expires_in_ms,
                       set_config('lock_timeout', '0', true) AS lock_bound_lifted,
                       nextval($6::text::regclass) AS reserved_id
             """;
@@ -93,7 +94,7 @@ public class IdempotencyRepository {
                                             response_json, response_location, resource_id, expires_at)
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, now() + $10::bigint * interval '1 millisecond')
             ON CONFLICT (owner_id, operation, idempotency_key) DO NOTHING
-            RETURNING id, (extract(epoch FROM expires_at) * 1000)::bigint AS expires_at_ms,
+            RETURNING id, (extract(epoch FROM expires_at - clock_timestamp()) * 1000)::bigint AS expires_in_ms,
                       set_config('lock_timeout', '0', true) AS lock_bound_lifted""", 10);
 
     /*
@@ -134,7 +135,7 @@ public class IdempotencyRepository {
                    expires_at = now() + $5::bigint * interval '1 millisecond'
               FROM expired
              WHERE r.id = expired.id
-            RETURNING r.id, (extract(epoch FROM r.expires_at) * 1000)::bigint AS expires_at_ms,
+            RETURNING r.id, (extract(epoch FROM r.expires_at - clock_timestamp()) * 1000)::bigint AS expires_in_ms,
                       set_config('lock_timeout', '0', true) AS lock_bound_lifted,
                       nextval($6::text::regclass) AS reserved_id
             """;
@@ -218,9 +219,10 @@ public class IdempotencyRepository {
             """;
 
     public Uni<IdempotencyRecord> findLive(SqlClient client, IdempotentRequest request) {
+        long sent = System.nanoTime();
         return client.preparedQuery(FIND_LIVE)
                 .execute(Tuple.of(request.ownerId(), request.operation().name(), request.key().value()))
-                .map(Rows.firstOrNull(IdempotencyRecord::from));
+                .map(Rows.firstOrNull(row -> IdempotencyRecord.from(row, sent)));
     }
 
     /**
@@ -231,11 +233,12 @@ public class IdempotencyRepository {
         if (request.reserveIdFrom() == null) {
             return findLive(client, request).map(live -> new Read(live, null));
         }
+        long sent = System.nanoTime();
         return client.preparedQuery(FIND_LIVE_OR_RESERVE)
                 .execute(Tuple.of(request.ownerId(), request.operation().name(), request.key().value(),
                         request.reserveIdFrom()))
                 .map(Rows.firstOrNull(row -> row.getLong("id") == null ? new Read(null, row.getLong("reserved_id"))
-                        : new Read(IdempotencyRecord.from(row), null)));
+                        : new Read(IdempotencyRecord.from(row, sent), null)));
     }
 
     /**
@@ -281,10 +284,11 @@ public class IdempotencyRepository {
     }
 
     private static Uni<Claim> claimWith(SqlConnection tx, String sql, IdempotentRequest request, Duration retention) {
+        long sent = System.nanoTime();
         return tx.preparedQuery(sql)
                 .execute(Tuple.of(request.ownerId(), request.operation().name(), request.key().value(),
                         request.fingerprint(), retention.toMillis(), request.reserveIdFrom()))
-                .map(Rows.firstOrNull(row -> new Claim(row.getLong("id"), row.getLong("expires_at_ms"),
+                .map(Rows.firstOrNull(row -> new Claim(row.getLong("id"), RecordExpiry.in(row.getLong("expires_in_ms"), sent),
                         row.getLong("reserved_id"))));
     }
 

@@ -304,7 +304,7 @@ public class IdempotencyService {
         if (!(found instanceof WithResponse answer) || !answer.finished()) {
             return Uni.createFrom().item(found);
         }
-        return cache.remember(request, marker, answer.response(), answer.expiresAtMillis()).replaceWith(found);
+        return cache.remember(request, marker, answer.response(), answer.expiry()).replaceWith(found);
     }
 
     private Uni<IdempotentResponse> respond(Answer answer) {

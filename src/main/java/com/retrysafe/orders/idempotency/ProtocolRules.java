@@ -31,7 +31,7 @@ final class ProtocolRules {
      * it, or is a conflict. It is not cached again.
      */
     static Answer fromCache(CachedResponse cached, String fingerprint) {
-        return cached.matches(fingerprint) ? new Replayed(cached.response(), true, 0) : new Conflict();
+        return cached.matches(fingerprint) ? new Replayed(cached.response(), true, RecordExpiry.NONE_LEFT) : new Conflict();
     }
 
     /** Before step 1: a key another request has marked in Redis is not waited for. */
@@ -74,7 +74,7 @@ final class ProtocolRules {
      * response. An accepted response is not final: its work goes on.
      */
     static Executed executed(Claim claim, StepResult result, StoredResponse stored) {
-        return new Executed(stored, result.status().isFinished(), claim.expiresAtMillis());
+        return new Executed(stored, result.status().isFinished(), claim.expiry());
     }
 
     /** Step 2 waited {@code idempotency.in-flight-wait} for the request holding the key, or was told not to. */
@@ -90,7 +90,7 @@ final class ProtocolRules {
      * @param current the answer the operation gives from the work's state now, or {@code null}
      */
     static Found currentState(StoredResponse current) {
-        return current == null ? new RecordGone() : new Replayed(current, false, 0);
+        return current == null ? new RecordGone() : new Replayed(current, false, RecordExpiry.NONE_LEFT);
     }
 
     /**
@@ -116,7 +116,7 @@ final class ProtocolRules {
             return new Conflict();
         }
         if (record.status().isFinished()) {
-            return new Replayed(record.response(), true, record.expiresAtMillis());
+            return new Replayed(record.response(), true, record.expiry());
         }
         // Only an accepted step stores a response without finishing; a request still inside its
         // claiming transaction has none (nor is it visible to anyone else).

@@ -65,7 +65,7 @@ final class RunningHere {
             }
             if (answer instanceof WithResponse finished && finished.finished()
                     && original.fingerprint().equals(request.fingerprint())) {
-                return Uni.createFrom().item(new Replayed(finished.response(), true, finished.expiresAtMillis()));
+                return Uni.createFrom().item(new Replayed(finished.response(), true, finished.expiry()));
             }
             return protocol.get();
         });

@@ -31,7 +31,8 @@ class ProtocolRulesTest {
 
     private static final String FINGERPRINT = "a".repeat(64);
     private static final String ANOTHER_REQUEST = "b".repeat(64);
-    private static final long EXPIRES_AT = 1_800_000_000_000L;
+    private static final RecordExpiry EXPIRES_AT = RecordExpiry.in(86_400_000L);
+    private static final RecordExpiry LATER = RecordExpiry.in(90_000_000L);
 
     private static final StoredResponse CREATED = new StoredResponse(201,
             "{\"orderId\":7,\"status\":\"CREATED\"}", "/api/orders/7", 7L);
@@ -57,7 +58,7 @@ class ProtocolRulesTest {
         assertEquals(Outcome.EXECUTED, executed.outcome());
         assertEquals(CREATED, executed.response());
         assertTrue(executed.finished(), "a success is final: cached and replayed as it is");
-        assertEquals(EXPIRES_AT, executed.expiresAtMillis(), "the claim's expiry bounds the cached copy");
+        assertEquals(EXPIRES_AT, executed.expiry(), "the claim's expiry bounds the cached copy");
     }
 
     @Test
@@ -81,7 +82,7 @@ class ProtocolRulesTest {
         assertEquals(Outcome.REPLAYED, replayed.outcome());
         assertEquals(CREATED, replayed.response(), "the first status, body and Location");
         assertTrue(replayed.finished(), "cached after the read, so the next duplicate skips the database");
-        assertEquals(EXPIRES_AT, replayed.expiresAtMillis(), "a cached copy never outlives the record");
+        assertEquals(EXPIRES_AT, replayed.expiry(), "a cached copy never outlives the record");
     }
 
     @Test
@@ -134,10 +135,10 @@ class ProtocolRulesTest {
         // The read finds live records only (expires_at > clock_timestamp(), the database's clock):
         // an expired one reads as none, and the claim takes it over with a fresh expiry.
         assertInstanceOf(KeyFree.class, ProtocolRules.onRead(found(null), FINGERPRINT));
-        Executed executed = ProtocolRules.executed(new Claim(1, EXPIRES_AT + 1, null),
+        Executed executed = ProtocolRules.executed(new Claim(1, LATER, null),
                 StepResult.succeeded(201, CREATED.bodyJson(), CREATED.location(), 7), CREATED);
         assertEquals(Outcome.EXECUTED, executed.outcome(), "not a replay of the expired record");
-        assertEquals(EXPIRES_AT + 1, executed.expiresAtMillis());
+        assertEquals(LATER, executed.expiry());
     }
 
     @Test
@@ -237,7 +238,7 @@ class ProtocolRulesTest {
 
     private static IdempotencyRecord record(String fingerprint, RecordStatus status, StoredResponse response) {
         return new IdempotencyRecord(1, fingerprint, status, response,
-                status.isFinished() ? EXPIRES_AT : Long.MAX_VALUE);
+                status.isFinished() ? EXPIRES_AT : RecordExpiry.NEVER);
     }
 
     private static void assertProblem(ProblemException problem, ProblemType type, int status,

@@ -45,7 +45,7 @@ class RunningHereTest {
         assertInstanceOf(InProgress.class, impatient, "its wait ran out with the original still running");
         assertFalse(patient.isDone(), "the other duplicate still waits for the original: " + patient);
 
-        original.complete(new Executed(CREATED, true, Long.MAX_VALUE));
+        original.complete(new Executed(CREATED, true, RecordExpiry.NEVER));
         assertInstanceOf(Executed.class, originalAnswer.get(10, TimeUnit.SECONDS));
         Replayed replayed = assertInstanceOf(Replayed.class, patient.get(10, TimeUnit.SECONDS));
         assertEquals(CREATED, replayed.response(), "it replays what the original answered");

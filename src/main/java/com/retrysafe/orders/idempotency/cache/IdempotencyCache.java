@@ -17,6 +17,7 @@ import com.fasterxml.jackson.databind.ObjectWriter;
 import com.retrysafe.orders.common.JsonText;
 import com.retrysafe.orders.idempotency.IdempotencyConfig;
 import com.retrysafe.orders.idempotency.IdempotentRequest;
+import com.retrysafe.orders.idempotency.RecordExpiry;
 import com.retrysafe.orders.idempotency.StoredResponse;
 
 import io.quarkus.redis.datasource.ReactiveRedisDataSource;
@@ -48,19 +49,14 @@ public class IdempotencyCache {
             return 0""";
     /*
      * Stores a finished response over this request's own marker (ARGV[2]; empty: none) or into an
-     * empty key, never over another request's marker or entry. It expires at the record's own
-     * expiry (ARGV[3], epoch ms, absolute, so a SET that arrives late cannot outlive the record)
-     * or after result-ttl (ARGV[4] ms) from Redis's clock, whichever is first; a record already
-     * expired by Redis's clock is not cached at all.
+     * empty key, never over another request's marker or entry, for ARGV[3] ms: the least of the
+     * record's remaining lifetime and result-ttl, worked out by the caller (RecordExpiry). Relative,
+     * so Redis's own clock never enters: an entry cannot outlive its record by a clock skew.
      */
     private static final String REMEMBER = """
             local current = redis.call('GET', KEYS[1])
             if current and current ~= ARGV[2] then return 0 end
-            local time = redis.call('TIME')
-            local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-            local at = math.min(tonumber(ARGV[3]), now + tonumber(ARGV[4]))
-            if at <= now then return 0 end
-            redis.call('SET', KEYS[1], ARGV[1], 'PXAT', at)
+            redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3])
             return 1""";
     private static final Uni<CacheLookup> NOTHING = Uni.createFrom().item(CacheLookup.NOTHING);
     private static final Uni<InFlightMarker> NO_MARKER = Uni.createFrom().item(InFlightMarker.NONE);
@@ -130,18 +126,22 @@ public class IdempotencyCache {
      * Caches a finished response, replacing this request's own marker (or none: then only into an
      * empty key). Called only after the record is committed.
      *
-     * @param recordExpiresAtMillis the record's expiry, epoch milliseconds: the entry never outlives it
+     * @param recordExpiry when the record expires: the entry never outlives it
      */
     public Uni<Void> remember(IdempotentRequest request, InFlightMarker marker, StoredResponse response,
-            long recordExpiresAtMillis) {
+            RecordExpiry recordExpiry) {
         if (redis == null) {
+            return DONE;
+        }
+        // Measured here, just before the call: a record that has (almost) run out is not cached.
+        long lifetime = Math.min(recordExpiry.remainingMillis(), config.resultTtl().toMillis());
+        if (lifetime <= 0) {
             return DONE;
         }
         String value = encode(CachedResponse.of(request.fingerprint(), response));
         String ownMarker = marker.token() == null ? "" : MARKER_PREFIX + marker.token();
         return call(() -> redis.execute(Command.EVAL, REMEMBER, "1", key(request), value, ownMarker,
-                Long.toString(recordExpiresAtMillis), Long.toString(config.resultTtl().toMillis())),
-                answer -> null, null);
+                Long.toString(lifetime)), answer -> null, null);
     }
 
     /** Drops this request's marker after it ended without a stored response. */

@@ -36,6 +36,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.retrysafe.orders.idempotency.IdempotencyKey;
 import com.retrysafe.orders.idempotency.IdempotentRequest;
 import com.retrysafe.orders.idempotency.Operation;
+import com.retrysafe.orders.idempotency.RecordExpiry;
 import com.retrysafe.orders.idempotency.StoredResponse;
 import com.retrysafe.orders.payment.PaymentFinisher;
 import com.retrysafe.orders.payment.PaymentFinisher.ExternalOutcome;
@@ -251,8 +252,9 @@ class RedisFastLayerTest {
 
     /**
      * A late write must never replace another request's marker (which may belong to a new request
-     * on the key, after the record it describes expired), and a cached result expires at its
-     * record's own expiry, absolute, however late the write lands.
+     * on the key, after the record it describes expired), and a cached result expires with its
+     * record, however late the write lands: the time the record has left is counted from when the
+     * database read it.
      */
     @Test
     void aResultIsCachedOnlyOverItsOwnMarkerOrIntoAnEmptyKeyAndNeverOutlivesItsRecord() {
@@ -261,7 +263,7 @@ class RedisFastLayerTest {
         IdempotentRequest request = new IdempotentRequest(Operation.CREATE_ORDER, owner, new IdempotencyKey(key),
                 "f".repeat(64));
         StoredResponse response = new StoredResponse(201, "{\"orderId\":1}", "/api/orders/1", 1L);
-        long inAMinute = System.currentTimeMillis() + 60_000;
+        RecordExpiry inAMinute = RecordExpiry.in(60_000L);
 
         redis.value(String.class).psetex(redisKey(owner, key), 60_000, "inflight:theirs");
         cache.remember(request, InFlightMarker.NONE, response, inAMinute).await().atMost(Duration.ofSeconds(5));
@@ -276,14 +278,15 @@ class RedisFastLayerTest {
         assertTrue(get(owner, key).contains("\"s\":201"), "the request's own marker becomes its result");
 
         redis.key().del(redisKey(owner, key));
-        long soon = System.currentTimeMillis() + 1_500;
+        long readAt = System.currentTimeMillis();
+        RecordExpiry soon = RecordExpiry.in(1_500L);
         cache.remember(request, InFlightMarker.NONE, response, soon).await().atMost(Duration.ofSeconds(5));
         long ttl = redis.key().pttl(redisKey(owner, key));
-        assertTrue(ttl > 0 && ttl <= soon - System.currentTimeMillis() + 50,
+        assertTrue(ttl > 0 && ttl <= readAt + 1_500 - System.currentTimeMillis() + 50,
                 "the entry expires when its record does, not result-ttl after the write: " + ttl + " ms");
 
         redis.key().del(redisKey(owner, key));
-        cache.remember(request, InFlightMarker.NONE, response, System.currentTimeMillis() - 1)
+        cache.remember(request, InFlightMarker.NONE, response, RecordExpiry.in(-1L))
                 .await().atMost(Duration.ofSeconds(5));
         assertNull(get(owner, key), "a record already expired is not cached");
     }
@@ -293,11 +296,15 @@ class RedisFastLayerTest {
         long owner = TestIds.owner();
         String key = TestIds.key();
         createOrder(owner, key, orderBody(skuWithStock(5), 1)).then().statusCode(201);
-        long recordExpiresAt = Db.count("SELECT (extract(epoch FROM expires_at) * 1000)::bigint FROM idempotency_record"
-                + " WHERE owner_id = ? AND idempotency_key = ?", owner, key);
+        // Both lifetimes on one clock each: Redis's time left for the entry, PostgreSQL's for the record.
+        long readTtlAt = System.nanoTime();
         long ttl = redis.key().pttl(redisKey(owner, key));
-        assertTrue(ttl > 0 && System.currentTimeMillis() + ttl <= recordExpiresAt + 20,
-                "the cached result (retention 10 m < result-ttl 1 h) ends with its record: ttl " + ttl + " ms");
+        long recordLeft = Db.count("SELECT (extract(epoch FROM expires_at - clock_timestamp()) * 1000)::bigint"
+                + " FROM idempotency_record WHERE owner_id = ? AND idempotency_key = ?", owner, key);
+        long betweenReads = (System.nanoTime() - readTtlAt) / 1_000_000;
+        assertTrue(ttl > 0 && ttl <= recordLeft + betweenReads + 5,
+                "the cached result (retention 10 m < result-ttl 1 h) ends with its record: ttl " + ttl
+                        + " ms, the record has " + recordLeft + " ms left");
     }
 
     @Test
