@@ -23,6 +23,7 @@ import com.retrysafe.orders.payment.worker.PaymentWorkers;
 import com.retrysafe.orders.support.Db;
 import com.retrysafe.orders.support.FakeProvider;
 import com.retrysafe.orders.support.FakeProvider.Answer;
+import com.retrysafe.orders.support.Metrics;
 import com.retrysafe.orders.support.Payments;
 import com.retrysafe.orders.support.TestIds;
 
@@ -111,6 +112,10 @@ class PaymentFinisherTest {
                 "two ways of saying 'not charged' do not conflict");
     }
 
+    /**
+     * The worker's write is refused (the decline stands), and its success, heard after the decline,
+     * is a conflicting result rather than a plain fenced write (API.md section 8).
+     */
     @Test
     void aWorkerStillHoldingTheLeaseIsRefusedAfterAnExternalResult() throws Exception {
         long owner = TestIds.owner();
@@ -121,6 +126,7 @@ class PaymentFinisherTest {
         try (FakeProvider provider = FakeProvider.start()) {
             provider.script(paymentId, Answer.slowSuccess(Duration.ofMillis(1500)));
             PaymentWorker worker = Payments.worker(workers, "w", provider, Duration.ofSeconds(5));
+            double conflictingBefore = Metrics.value("payments_conflicting_results_total");
             var executor = Executors.newSingleThreadExecutor();
             try {
                 CompletableFuture<Integer> round = CompletableFuture.supplyAsync(
@@ -134,7 +140,9 @@ class PaymentFinisherTest {
             } finally {
                 executor.shutdownNow();
             }
-            assertEquals(1, worker.fencedWrites(), "the worker's success came after the final result");
+            assertEquals(1, Metrics.value("payments_conflicting_results_total") - conflictingBefore, 0.0,
+                    "the worker's success came after the decline: money may have moved");
+            assertEquals(0, worker.fencedWrites(), "a conflict, not a plain fenced write");
         }
         assertEquals("DECLINED", Payments.payment(paymentId).get("status"));
         assertEquals("FAILED_FINAL", Payments.task(paymentId).get("state"));
