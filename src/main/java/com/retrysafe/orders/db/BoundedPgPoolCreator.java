@@ -24,6 +24,10 @@ import io.vertx.sqlclient.PoolOptions;
  * first request's transaction at most that long (then 409 request-in-progress). The claim then
  * lifts it for the rest of its transaction. Outside transactions the statements that can wait on
  * a lock (setting stock) are bounded by it too.
+ * <p>
+ * Every connection has TCP keepalive ({@code idempotency.db-keepalive}), and the pool closes
+ * connections idle past {@code quarkus.datasource.reactive.idle-timeout} and older than
+ * {@code max-lifetime}: after a failover nothing keeps a connection to a host that went away.
  */
 @Singleton
 public class BoundedPgPoolCreator implements PgPoolCreator {
@@ -40,6 +44,7 @@ public class BoundedPgPoolCreator implements PgPoolCreator {
     public Pool create(Input input) {
         int timeoutMillis = millis(config.dbTimeout());
         int lockWaitMillis = millis(config.inFlightWait());
+        int keepaliveSeconds = (int) Math.max(1, Math.min(Integer.MAX_VALUE, config.dbKeepalive().toSeconds()));
         if (lockWaitMillis >= timeoutMillis) {
             // Below the statement bound, so a long wait for the first request still ends as
             // 409 request-in-progress rather than as a cancelled statement (503).
@@ -50,12 +55,18 @@ public class BoundedPgPoolCreator implements PgPoolCreator {
             options.addProperty("lock_timeout", Integer.toString(lockWaitMillis));
             options.addProperty("application_name", "order-service");
             options.setConnectTimeout(timeoutMillis);
+            options.setTcpKeepAlive(true)
+                    .setTcpKeepAliveIdleSeconds(keepaliveSeconds)
+                    .setTcpKeepAliveIntervalSeconds(Math.max(1, keepaliveSeconds / 3))
+                    .setTcpKeepAliveCount(3);
         }
         PoolOptions poolOptions = input.poolOptions()
                 .setConnectionTimeout(timeoutMillis)
                 .setConnectionTimeoutUnit(TimeUnit.MILLISECONDS);
-        LOG.infof("Reactive pool: max %d connections, statement/connect/acquire timeout %d ms, lock wait %d ms",
-                poolOptions.getMaxSize(), timeoutMillis, lockWaitMillis);
+        LOG.infof("Reactive pool: max %d connections, statement/connect/acquire timeout %d ms, lock wait %d ms,"
+                + " keepalive %d s, idle timeout %d %s, max lifetime %d %s", poolOptions.getMaxSize(), timeoutMillis,
+                lockWaitMillis, keepaliveSeconds, poolOptions.getIdleTimeout(), poolOptions.getIdleTimeoutUnit(),
+                poolOptions.getMaxLifetime(), poolOptions.getMaxLifetimeUnit());
         return PgBuilder.pool()
                 .with(poolOptions)
                 .connectingTo(List.copyOf(input.pgConnectOptionsList()))

@@ -19,12 +19,16 @@ import io.vertx.sqlclient.TransactionRollbackException;
  * 2: a 503 is a promise). When the deadline passes first, the answer depends on one fact, decided
  * once by whichever side gets there first:
  * <ul>
- * <li>COMMIT not sent yet: it never will be. The work, which goes on on its connection (the pool's
- * {@code withConnection} runs it to its end, whatever happens to our subscriber), rolls back when
- * it reaches its commit. Failing with {@link DatabaseTimeoutException} (503) is then true.</li>
+ * <li>COMMIT not sent yet: it never will be. The connection is closed, so the server rolls the
+ * transaction back; work that still goes on (the pool's {@code withConnection} runs it to its
+ * end, whatever happens to our subscriber) fails on the closed connection, or rolls back when it
+ * reaches its commit. Failing with {@link DatabaseTimeoutException} (503) is then true.</li>
  * <li>COMMIT sent: it may have committed. Failing with {@link OutcomeUnknownException} says so.</li>
  * </ul>
  * A COMMIT whose answer is lost (the connection closed or broke after it was sent) is unknown too.
+ * <p>
+ * Either way the connection is closed at the deadline, not left checked out until the work ends
+ * ({@link ConnectionDiscard}); so is one whose server refused a write as read-only.
  */
 public final class BoundedTransaction {
 
@@ -58,18 +62,29 @@ public final class BoundedTransaction {
             Function<Supplier<Uni<Void>>, Uni<Void>> aroundCommit) {
         return Uni.createFrom().deferred(() -> {
             AtomicReference<Stage> stage = new AtomicReference<>(Stage.RUNNING);
+            ConnectionDiscard.Held held = new ConnectionDiscard.Held();
             Uni<T> transaction = pool.withConnection(connection -> {
+                if (!held.take(connection)) {
+                    return Uni.createFrom().failure(new DatabaseTimeoutException(
+                            "a connection came after the deadline; nothing was sent on it"));
+                }
                 Uni<Transaction> begin = connection.begin();
                 Uni<T> body = work.apply(connection);
-                return Uni.combine().all().unis(begin, body).asTuple()
+                return ConnectionDiscard.onReadOnlyServer(connection, Uni.combine().all().unis(begin, body).asTuple()
                         .flatMap(started -> aroundCommit.apply(() -> commit(started.getItem1(), stage))
-                                .replaceWith(started.getItem2()));
+                                .replaceWith(started.getItem2())));
             });
-            return transaction.ifNoItem().after(limit).recoverWithUni(() -> Uni.createFrom().failure(
-                    stage.compareAndSet(Stage.RUNNING, Stage.ABANDONED)
-                            ? new DatabaseTimeoutException("no answer from the database within " + limit
-                                    + "; the transaction will roll back, COMMIT was not sent")
-                            : new OutcomeUnknownException("COMMIT was sent but not answered within " + limit, null)));
+            return transaction.ifNoItem().after(limit).recoverWithUni(() -> {
+                RuntimeException answer = stage.compareAndSet(Stage.RUNNING, Stage.ABANDONED)
+                        ? new DatabaseTimeoutException("no answer from the database within " + limit
+                                + "; the transaction will roll back, COMMIT was not sent")
+                        : new OutcomeUnknownException("COMMIT was sent but not answered within " + limit, null);
+                // The fate is decided above; closing cannot change it (a transaction whose COMMIT
+                // was not sent rolls back when its session ends), and it frees the pool's slot
+                // now instead of when a frozen server or a dead network lets go of it.
+                held.expire();
+                return Uni.createFrom().failure(answer);
+            });
         });
     }
 

@@ -25,6 +25,15 @@ public interface DatabaseConfig {
     Duration inFlightWait();
 
     /**
+     * TCP keepalive on every pooled connection: the first probe after this long without traffic,
+     * then one every third of it; three unanswered probes close the connection. A host that
+     * vanished (a frozen VM, a partition) without closing anything is then noticed on idle
+     * connections too, not only by the deadlines of the requests that use them.
+     */
+    @WithDefault("30s")
+    Duration dbKeepalive();
+
+    /**
      * The client-side bound on database work ({@link Deadline}). The server's statement_timeout
      * ({@link #dbTimeout()}) is the real bound; this one, a second later, only catches a server or
      * network that has stopped answering altogether.

@@ -18,6 +18,11 @@ public final class DatabaseErrors {
     public static final String QUERY_CANCELED = "57014";
     /** lock_timeout fired while waiting for a row or a transaction. */
     public static final String LOCK_NOT_AVAILABLE = "55P03";
+    /**
+     * A write on a server that cannot take one: a standby (in recovery), or a primary being demoted
+     * in a switchover, behind the address that should lead to the primary.
+     */
+    public static final String READ_ONLY_SQL_TRANSACTION = "25006";
 
     private DatabaseErrors() {
     }
@@ -61,6 +66,14 @@ public final class DatabaseErrors {
     }
 
     /**
+     * The server behind this connection refused a write as read-only: the connection will refuse
+     * every write, so it must be closed rather than handed out again ({@link ConnectionDiscard}).
+     */
+    public static boolean isReadOnlyServer(Throwable failure) {
+        return hasSqlState(failure, READ_ONLY_SQL_TRANSACTION);
+    }
+
+    /**
      * lock_timeout fired while the statement waited for another transaction's row of
      * {@code table} (a row lock, or a key that an open transaction inserted): PostgreSQL names the
      * row's table in the error's context. A wait for a lock on a whole table, which a statement
@@ -98,6 +111,7 @@ public final class DatabaseErrors {
                 || state.startsWith("53") // insufficient resources
                 || state.startsWith("57") // cancelled (statement_timeout), admin shutdown, cannot connect now
                 || state.startsWith("58") // system error (I/O)
+                || state.equals(READ_ONLY_SQL_TRANSACTION) // a standby or a demoted primary: nothing written
                 || state.equals(LOCK_NOT_AVAILABLE);
     }
 

@@ -148,7 +148,7 @@ public class IdempotencyService {
 
     /** Step 1: one indexed read, outside any transaction. A finished record it replays is cached. */
     private Uni<Decision> readLiveRecord(IdempotentRequest request) {
-        return Deadline.within(repository.readBeforeClaim(pool, request), database.clientDeadline())
+        return Deadline.within(pool, database.clientDeadline(), connection -> repository.readBeforeClaim(connection, request))
                 .map(live -> ProtocolRules.onRead(live, request.fingerprint()))
                 .flatMap(read -> rememberIfFinished(request, InFlightMarker.NONE, read));
     }

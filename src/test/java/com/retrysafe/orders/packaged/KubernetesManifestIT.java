@@ -337,6 +337,29 @@ class KubernetesManifestIT {
         }
     }
 
+    /**
+     * API.md section 11: no acknowledged order is lost in a failover only with a synchronous
+     * standby, and the service must reach the primary through the address that follows it.
+     */
+    @Test
+    void theDatabaseClusterHasASynchronousStandbyAndTheServiceUsesItsReadWriteService() throws IOException {
+        List<JsonNode> resources = readYaml(Path.of("deploy/kubernetes/postgres-cluster.yml"));
+        JsonNode cluster = resources.stream().filter(r -> "Cluster".equals(r.path("kind").asText())).findFirst()
+                .orElseThrow(() -> new AssertionError("no CloudNativePG Cluster in deploy/kubernetes/postgres-cluster.yml"));
+        assertEquals("postgresql.cnpg.io/v1", cluster.path("apiVersion").asText());
+        JsonNode synchronous = cluster.at("/spec/postgresql/synchronous");
+        assertTrue(synchronous.path("number").asInt() >= 1, "a synchronous standby: " + synchronous);
+        assertEquals("required", synchronous.path("dataDurability").asText(),
+                "writes wait for a standby rather than being acknowledged on the primary alone");
+        assertTrue(cluster.at("/spec/instances").asInt() >= 2, "a primary and at least one standby");
+
+        JsonNode config = readYaml(CONFIG_EXAMPLE).stream()
+                .filter(r -> CONFIG_MAP.equals(r.at("/metadata/name").asText())).findFirst().orElseThrow();
+        String url = config.at("/data/QUARKUS_DATASOURCE_REACTIVE_URL").asText();
+        assertEquals(cluster.at("/metadata/name").asText() + "-rw", java.net.URI.create(url).getHost(),
+                "the service reaches the primary through the cluster's read-write Service: " + url);
+    }
+
     // ---------------------------------------------------------------------------------------------
 
     private static List<JsonNode> readYaml(Path file) throws IOException {

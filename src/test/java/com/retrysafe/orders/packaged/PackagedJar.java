@@ -79,6 +79,14 @@ public final class PackagedJar implements AutoCloseable {
         return create(suite, true);
     }
 
+    /**
+     * A suite on a server the test runs itself (FailoverIT's clusters, reached through the
+     * address the service is given), with a database of its own on it.
+     */
+    public static PackagedJar onServer(String suite, String host, int port, String user) throws Exception {
+        return create(suite, null, null, host, port, user);
+    }
+
     private static PackagedJar create(String suite, boolean privateServer) throws Exception {
         Files.createDirectories(WORK);
         EmbeddedPostgres embedded = null;
@@ -107,6 +115,12 @@ public final class PackagedJar implements AutoCloseable {
             port = embedded.getPort();
             user = "postgres";
         }
+        return create(suite, embedded, restartableData, host, port, user);
+    }
+
+    private static PackagedJar create(String suite, EmbeddedPostgres embedded, Path restartableData, String host,
+            int port, String user) throws Exception {
+        Files.createDirectories(WORK);
         String database = "orders_it_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
 
         KeyPairGenerator generator = KeyPairGenerator.getInstance("RSA");

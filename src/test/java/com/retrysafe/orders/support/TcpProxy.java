@@ -23,12 +23,17 @@ import java.util.concurrent.atomic.AtomicInteger;
  * answers for a while once the client has sent given bytes on it ({@link #holdAnswersAfter}): a
  * server that still works but whose replies are stuck in the network, so the client cannot tell
  * what happened. A test may let them through early ({@link Hold#release}).
+ * <p>
+ * It can also stand in for the one address a service reaches a database cluster through (a
+ * Kubernetes Service, a writer endpoint): {@link #retarget} leads new connections to another
+ * server and leaves the open ones where they are, as a Service whose endpoints change does;
+ * {@link #dropConnections} ends the open ones, as a server that goes away does.
  */
 public final class TcpProxy implements AutoCloseable {
 
     private final int port;
-    private final String targetHost;
-    private final int targetPort;
+    private volatile String targetHost;
+    private volatile int targetPort;
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
     private volatile ServerSocket server;
     private volatile Hold hold;
@@ -81,6 +86,22 @@ public final class TcpProxy implements AutoCloseable {
         return armed;
     }
 
+    /** New connections go to {@code host:port} from now on; the open ones stay where they are. */
+    public void retarget(String host, int port) {
+        synchronized (this) {
+            targetHost = host;
+            targetPort = port;
+        }
+    }
+
+    /** Drops every forwarded connection, and keeps listening. */
+    public synchronized void dropConnections() {
+        for (Socket socket : sockets) {
+            closeQuietly(socket);
+        }
+        sockets.clear();
+    }
+
     /** Stops listening and drops every forwarded connection. */
     public synchronized void cut() {
         if (server != null) {
@@ -102,7 +123,20 @@ public final class TcpProxy implements AutoCloseable {
         while (!listening.isClosed()) {
             try {
                 Socket client = listening.accept();
-                Socket upstream = new Socket(targetHost, targetPort);
+                String host;
+                int targetPortNow;
+                synchronized (this) {
+                    host = targetHost;
+                    targetPortNow = targetPort;
+                }
+                Socket upstream;
+                try {
+                    upstream = new Socket(host, targetPortNow);
+                } catch (IOException refused) {
+                    // As the server itself would: the client's connection ends at once.
+                    closeQuietly(client);
+                    continue;
+                }
                 sockets.add(client);
                 sockets.add(upstream);
                 Connection connection = new Connection();

@@ -13,6 +13,8 @@ import jakarta.enterprise.event.Observes;
 
 import org.jboss.logging.Logger;
 
+import com.retrysafe.orders.db.BoundedTransaction;
+import com.retrysafe.orders.db.DatabaseConfig;
 import com.retrysafe.orders.db.DatabaseErrors;
 
 import io.quarkus.runtime.ShutdownEvent;
@@ -44,6 +46,12 @@ public class OutboxRelay {
     private final OutboxConfig config;
     private final Vertx vertx;
     /*
+     * The client-side bound on a run, as on requests' (API.md section 11): its statements, each
+     * bounded by the server, and the wait for the broker's confirms in between.
+     */
+    private final Duration runDeadline;
+    private final Duration dbDeadline;
+    /*
      * Events the broker confirmed after their run had given up on them, until their late mark
      * ends. The row is still unpublished meanwhile, and no longer in flight: a run that claims it
      * records it published instead of sending it again.
@@ -52,13 +60,16 @@ public class OutboxRelay {
     private volatile boolean stopped;
 
     public OutboxRelay(Pool pool, OutboxRepository repository, OutboxPublisher publisher, OutboxMetrics metrics,
-            OutboxConfig config, Vertx vertx) {
+            OutboxConfig config, Vertx vertx, DatabaseConfig database) {
         this.pool = pool;
         this.repository = repository;
         this.publisher = publisher;
         this.metrics = metrics;
         this.config = config;
         this.vertx = vertx;
+        this.runDeadline = DatabaseConfig.clientDeadline(config.relay().publishTimeout()
+                .plus(database.dbTimeout().multipliedBy(2)));
+        this.dbDeadline = database.clientDeadline();
     }
 
     void start(@Observes StartupEvent event) {
@@ -99,7 +110,7 @@ public class OutboxRelay {
             // would only hold a transaction open for another publish timeout.
             run = Uni.createFrom().item(0);
         } else {
-            run = pool.withTransaction(this::publishBatch).invoke(metrics::published);
+            run = BoundedTransaction.run(pool, runDeadline, this::publishBatch).invoke(metrics::published);
         }
         return run;
     }
@@ -228,7 +239,7 @@ public class OutboxRelay {
     }
 
     private Uni<Void> refreshGauge() {
-        return repository.oldestUnpublishedAgeSeconds(pool)
+        return BoundedTransaction.run(pool, dbDeadline, repository::oldestUnpublishedAgeSeconds)
                 .invoke(metrics::oldestUnpublishedAge)
                 .onFailure().recoverWithNull()
                 .replaceWithVoid();

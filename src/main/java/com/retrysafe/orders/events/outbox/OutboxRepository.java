@@ -11,7 +11,6 @@ import com.retrysafe.orders.db.Rows;
 import com.retrysafe.orders.db.WithQuery;
 
 import io.smallrye.mutiny.Uni;
-import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.SqlClient;
 import io.vertx.mutiny.sqlclient.SqlConnection;
 import io.vertx.mutiny.sqlclient.Tuple;
@@ -160,9 +159,10 @@ public class OutboxRepository {
     }
 
     /** Seconds since the oldest unpublished row was written; 0 when everything is published. */
-    public Uni<Double> oldestUnpublishedAgeSeconds(Pool pool) {
-        return pool.withTransaction(tx -> tx.query(CLAIM_PLANNER_SETTINGS).execute()
-                .flatMap(ignored -> tx.query(OLDEST_UNPUBLISHED_AGE).execute()))
+    /** @param tx a transaction: the planner settings are local to it */
+    public Uni<Double> oldestUnpublishedAgeSeconds(SqlConnection tx) {
+        return tx.query(CLAIM_PLANNER_SETTINGS).execute()
+                .flatMap(ignored -> tx.query(OLDEST_UNPUBLISHED_AGE).execute())
                 .map(Rows.firstOrNull(row -> row.getDouble("age")))
                 .map(age -> age == null ? 0.0 : age);
     }

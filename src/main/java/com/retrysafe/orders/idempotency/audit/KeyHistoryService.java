@@ -28,8 +28,8 @@ public class KeyHistoryService {
     /** @param operation null: every operation */
     public Uni<KeyHistory> find(long ownerId, String key, Operation operation) {
         String op = operation == null ? null : operation.name();
-        return Deadline.within(Uni.combine().all()
-                .unis(audit.findLive(pool, ownerId, key, op), audit.findHistory(pool, ownerId, key, op))
-                .with(KeyHistory::new), dbTimeout);
+        return Deadline.within(pool, dbTimeout, connection -> Uni.combine().all()
+                .unis(audit.findLive(connection, ownerId, key, op), audit.findHistory(connection, ownerId, key, op))
+                .with(KeyHistory::new));
     }
 }

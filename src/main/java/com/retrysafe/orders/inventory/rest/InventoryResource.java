@@ -82,7 +82,7 @@ public class InventoryResource {
             extensions = @Extension(name = "x-problem-types", value = "not-found"))
     public Uni<Inventory> get(@RestPath long skuId) {
         owner.id();
-        return Deadline.within(inventory.find(pool, skuId), dbTimeout)
+        return Deadline.within(pool, dbTimeout, connection -> inventory.find(connection, skuId))
                 .map(ProblemException.orNotFound("No SKU " + skuId));
     }
 }

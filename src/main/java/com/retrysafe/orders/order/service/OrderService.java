@@ -136,14 +136,15 @@ public class OrderService {
     }
 
     public Uni<Order> get(long ownerId, long orderId) {
-        return Deadline.within(orders.findForOwner(pool, orderId, ownerId), dbTimeout)
+        return Deadline.within(pool, dbTimeout, connection -> orders.findForOwner(connection, orderId, ownerId))
                 // Another owner's order looks exactly like a missing one.
                 .map(ProblemException.orNotFound("No order " + orderId));
     }
 
     public Uni<OrderPage> list(long ownerId, long afterId, int limit) {
         // One row more than asked tells whether a next page exists without a count query.
-        return Deadline.within(orders.pageForOwner(pool, ownerId, afterId, limit + 1), dbTimeout)
+        return Deadline.within(pool, dbTimeout,
+                connection -> orders.pageForOwner(connection, ownerId, afterId, limit + 1))
                 .map(found -> found.size() > limit
                         ? new OrderPage(found.subList(0, limit), found.get(limit - 1).orderId())
                         : new OrderPage(found, null));

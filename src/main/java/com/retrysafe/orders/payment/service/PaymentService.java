@@ -106,7 +106,7 @@ public class PaymentService {
     }
 
     public Uni<PaymentBody> get(long ownerId, long paymentId) {
-        return Deadline.within(payments.findForOwner(pool, paymentId, ownerId), dbTimeout)
+        return Deadline.within(pool, dbTimeout, connection -> payments.findForOwner(connection, paymentId, ownerId))
                 // Another owner's payment looks exactly like a missing one.
                 .map(ProblemException.orNotFound("No payment " + paymentId));
     }

@@ -9,6 +9,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import jakarta.enterprise.context.ApplicationScoped;
 
 import com.retrysafe.orders.common.Gauges;
+import com.retrysafe.orders.db.Deadline;
 import com.retrysafe.orders.payment.provider.ChargeResult;
 import com.retrysafe.orders.payment.repository.PaymentTaskRepository;
 import com.retrysafe.orders.payment.repository.TaskState;
@@ -99,15 +100,15 @@ public class PaymentMetrics {
         latency.get(kind).record(Duration.ofNanos(nanos));
     }
 
-    /** Reads the task gauges from the database; a failure leaves the last values. */
-    public Uni<Void> refresh() {
-        return tasks.countByState(pool)
+    /** Reads the task gauges from the database within {@code deadline}; a failure leaves the last values. */
+    public Uni<Void> refresh(Duration deadline) {
+        return Deadline.within(pool, deadline, connection -> tasks.countByState(connection)
                 .invoke(rows -> {
                     Map<TaskState, Long> counted = new EnumMap<>(TaskState.class);
                     rows.forEach(row -> counted.put(TaskState.valueOf(row.getString("state")), row.getLong("tasks")));
                     tasksByState.forEach((state, value) -> value.set(counted.getOrDefault(state, 0L)));
                 })
-                .flatMap(ignored -> tasks.oldestUnfinishedAgeSeconds(pool))
+                .flatMap(ignored -> tasks.oldestUnfinishedAgeSeconds(connection)))
                 .invoke(oldestUnfinishedSeconds::set)
                 .replaceWithVoid();
     }

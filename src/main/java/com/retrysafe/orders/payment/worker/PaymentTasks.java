@@ -5,12 +5,14 @@ import java.util.List;
 
 import jakarta.enterprise.context.ApplicationScoped;
 
+import com.retrysafe.orders.db.Deadline;
 import com.retrysafe.orders.idempotency.IdempotencyRepository;
 import com.retrysafe.orders.idempotency.Operation;
 import com.retrysafe.orders.payment.repository.PaymentTaskRepository;
 import com.retrysafe.orders.payment.repository.PaymentTaskRepository.ClaimedTask;
 
 import io.smallrye.mutiny.Uni;
+import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.SqlClient;
 
 /**
@@ -41,8 +43,8 @@ public class PaymentTasks {
     }
 
     /** Emits false when the lease is no longer ours (another worker took the task, or it ended). */
-    public Uni<Boolean> heartbeat(SqlClient client, long paymentId, long fencingToken, Duration lease) {
-        return tasks.heartbeat(client, paymentId, fencingToken, lease);
+    public Uni<Boolean> heartbeat(Pool pool, Duration deadline, long paymentId, long fencingToken, Duration lease) {
+        return Deadline.within(pool, deadline, connection -> tasks.heartbeat(connection, paymentId, fencingToken, lease));
     }
 
     /** Emits false when the fencing token is no longer current: nothing was written. */

@@ -9,6 +9,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import org.jboss.logging.Logger;
 
+import com.retrysafe.orders.db.BoundedTransaction;
 import com.retrysafe.orders.db.DatabaseErrors;
 import com.retrysafe.orders.payment.PaymentFinisher;
 import com.retrysafe.orders.payment.PaymentStatus;
@@ -66,13 +67,16 @@ public class PaymentWorker {
     private final Vertx vertx;
     private final TracedWork traced;
     private final Settings settings;
+    /** The client-side bound on each of its database calls, as on requests' (API.md section 11). */
+    private final Duration dbDeadline;
     private final AtomicInteger inFlight = new AtomicInteger();
     private final AtomicBoolean claiming = new AtomicBoolean();
     private final AtomicLong fencedWrites = new AtomicLong();
     private volatile long pollTimer = -1;
 
     PaymentWorker(String owner, Pool pool, PaymentTasks tasks, PaymentFinisher finisher,
-            PaymentProvider provider, PaymentMetrics metrics, Vertx vertx, TracedWork traced, Settings settings) {
+            PaymentProvider provider, PaymentMetrics metrics, Vertx vertx, TracedWork traced, Settings settings,
+            Duration dbDeadline) {
         this.owner = owner;
         this.pool = pool;
         this.tasks = tasks;
@@ -82,6 +86,7 @@ public class PaymentWorker {
         this.vertx = vertx;
         this.traced = traced;
         this.settings = settings;
+        this.dbDeadline = dbDeadline;
     }
 
     public String owner() {
@@ -134,7 +139,7 @@ public class PaymentWorker {
         if (capacity <= 0) {
             return Uni.createFrom().item(List.of());
         }
-        return pool.withTransaction(tx -> tasks.claim(tx, capacity, owner, settings.lease()))
+        return BoundedTransaction.run(pool, dbDeadline, tx -> tasks.claim(tx, capacity, owner, settings.lease()))
                 .invoke(claimed -> inFlight.addAndGet(claimed.size()));
     }
 
@@ -183,7 +188,7 @@ public class PaymentWorker {
             return -1;
         }
         return vertx.setPeriodic(Math.max(1, settings.heartbeat().toMillis()), id -> tasks
-                .heartbeat(pool, task.paymentId(), task.fencingToken(), settings.lease())
+                .heartbeat(pool, dbDeadline, task.paymentId(), task.fencingToken(), settings.lease())
                 .subscribe().with(kept -> {
                     if (!kept) {
                         leaseLost.set(true);
@@ -211,7 +216,7 @@ public class PaymentWorker {
     }
 
     private Uni<Void> finish(ClaimedTask task, PaymentStatus ending, String chargeId, String reason) {
-        return pool.withTransaction(tx -> finisher.finishByWorker(tx, task.paymentId(), task.fencingToken(), ending,
+        return BoundedTransaction.run(pool, dbDeadline, tx -> finisher.finishByWorker(tx, task.paymentId(), task.fencingToken(), ending,
                 chargeId, reason))
                 .invoke(write -> {
                     switch (write) {
@@ -233,7 +238,7 @@ public class PaymentWorker {
 
     private Uni<Void> reschedule(ClaimedTask task, String error) {
         Duration delay = backoff(task.attempts());
-        return pool.withTransaction(tx -> tasks.reschedule(tx, task.paymentId(), task.fencingToken(), delay, error))
+        return BoundedTransaction.run(pool, dbDeadline, tx -> tasks.reschedule(tx, task.paymentId(), task.fencingToken(), delay, error))
                 .invoke(written -> {
                     if (!written) {
                         refused(task, "a retry");

@@ -11,6 +11,7 @@ import jakarta.enterprise.event.Observes;
 import org.jboss.logging.Logger;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.retrysafe.orders.db.DatabaseConfig;
 import com.retrysafe.orders.db.DatabaseErrors;
 import com.retrysafe.orders.payment.PaymentFinisher;
 import com.retrysafe.orders.payment.PaymentsConfig;
@@ -36,11 +37,12 @@ public class PaymentWorkers {
     private final ObjectMapper json;
     private final Vertx vertx;
     private final TracedWork traced;
+    private final DatabaseConfig database;
     private volatile PaymentWorker worker;
     private volatile long refreshTimer = -1;
 
     public PaymentWorkers(PaymentsConfig config, Pool pool, PaymentTasks tasks, PaymentFinisher finisher,
-            PaymentMetrics metrics, ObjectMapper json, Vertx vertx, TracedWork traced) {
+            PaymentMetrics metrics, ObjectMapper json, Vertx vertx, TracedWork traced, DatabaseConfig database) {
         this.config = config;
         this.pool = pool;
         this.tasks = tasks;
@@ -49,6 +51,7 @@ public class PaymentWorkers {
         this.json = json;
         this.vertx = vertx;
         this.traced = traced;
+        this.database = database;
     }
 
     void start(@Observes StartupEvent event) {
@@ -59,7 +62,7 @@ public class PaymentWorkers {
                     settings.lease(), config.provider().timeout());
         }
         refreshTimer = vertx.setPeriodic(Math.max(1, config.metrics().refreshInterval().toMillis()),
-                id -> metrics.refresh().subscribe().with(ignored -> {
+                id -> metrics.refresh(database.clientDeadline()).subscribe().with(ignored -> {
                 }, failure -> LOG.debugf("Payment gauges not refreshed: %s", DatabaseErrors.describe(failure))));
         if (!settings.enabled()) {
             LOG.info("Payment worker disabled (payments.worker.enabled=false)");
@@ -98,7 +101,8 @@ public class PaymentWorkers {
 
     /** A worker of its own: the instance's, or another one that tests run side by side with it. */
     public PaymentWorker create(String owner, PaymentProvider provider, PaymentWorker.Settings settings) {
-        return new PaymentWorker(owner, pool, tasks, finisher, provider, metrics, vertx, traced, settings);
+        return new PaymentWorker(owner, pool, tasks, finisher, provider, metrics, vertx, traced, settings,
+                database.clientDeadline());
     }
 
     private static String instanceId() {

@@ -11,7 +11,8 @@ class PaymentBackoffTest {
 
     private static PaymentWorker worker(Duration backoff, Duration backoffMax) {
         return new PaymentWorker("w", null, null, null, null, null, null, null,
-                new PaymentWorker.Settings(Duration.ofSeconds(10), Duration.ZERO, backoff, backoffMax, 1));
+                new PaymentWorker.Settings(Duration.ofSeconds(10), Duration.ZERO, backoff, backoffMax, 1),
+                Duration.ofSeconds(6));
     }
 
     @Test
