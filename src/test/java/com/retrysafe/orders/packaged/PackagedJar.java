@@ -238,9 +238,17 @@ public final class PackagedJar implements AutoCloseable {
 
     /** Starts the jar with exactly {@code env} as its configuration; its output goes to {@code WORK/name.log}. */
     public Process start(Map<String, String> env, String name) throws IOException {
+        return start(APP_DIR, env, name);
+    }
+
+    /**
+     * As {@link #start(Map, String)}, but the application packaged in {@code appDir}: another
+     * release's build, for a test of two releases side by side on this database.
+     */
+    public Process start(Path appDir, Map<String, String> env, String name) throws IOException {
         Path java = Path.of(System.getProperty("java.home"), "bin", "java");
         ProcessBuilder builder = new ProcessBuilder(java.toString(), "-jar",
-                APP_DIR.resolve("quarkus-run.jar").toString())
+                appDir.resolve("quarkus-run.jar").toString())
                 .redirectErrorStream(true)
                 .redirectOutput(log(name).toFile());
         builder.environment().keySet().removeIf(variable -> variable.startsWith("QUARKUS_")
