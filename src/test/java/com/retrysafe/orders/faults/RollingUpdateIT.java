@@ -417,7 +417,7 @@ class RollingUpdateIT {
                 PREVIOUS_RELEASE, versions, PREVIOUS_RELEASE, trafficSeconds, all.size(), traffic.created.size(),
                 traffic.payments.size(), unavailable, inProgress, serverErrors, outcomeUnknown, gatewayErrors, noAnswer,
                 retriedByGateway.size(), killed, worst, errorsLogged.size(), rows);
-        Faults.report("9. rolling update " + PREVIOUS_RELEASE + " -> this build -> back, behind nginx", 1, all.size(),
+        Faults.report("10. rolling update " + PREVIOUS_RELEASE + " -> this build -> back, behind nginx", 1, all.size(),
                 "3 x SIGTERM and a new release on the address, then 3 x back, under " + (ORDER_CLIENTS + PAYMENT_CLIENTS)
                         + " clients (" + traffic.payments.size() + " payments)",
                 rows.lost.size(), rows.duplicated.size(), serverErrors - outcomeUnknown + gatewayErrors,
