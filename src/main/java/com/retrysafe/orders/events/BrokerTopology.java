@@ -98,9 +98,10 @@ public class BrokerTopology {
                     LOG.infof("Declared exchange %s (%s, durable) and queue %s (%s) on %s:%d", EXCHANGE, EXCHANGE_TYPE,
                             queue.name(), queue.describe(), options.getHost(), options.getPort());
                 })
-                .recover(failure -> preconditionFailed(failure) != null
-                        ? useExisting(delegate, preconditionFailed(failure))
-                        : Future.failedFuture(failure))
+                .recover(failure -> {
+                    String refusal = preconditionFailed(failure);
+                    return refusal != null ? useExisting(delegate, refusal) : Future.failedFuture(failure);
+                })
                 .onFailure(failure -> LOG.errorf(failure, "Could not declare exchange %s and queue %s", EXCHANGE,
                         queue.name()));
         // A failed declare must not stop the connection from being used or retried later.
