@@ -7,6 +7,8 @@ import java.util.function.Supplier;
 
 import org.jboss.logging.Logger;
 
+import com.retrysafe.orders.overload.RequestBudget;
+
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.SqlConnection;
@@ -43,7 +45,8 @@ public final class BoundedTransaction {
 
     /**
      * Runs {@code work} in a transaction on a connection of its own and commits it, within
-     * {@code limit}. BEGIN and the work's first statement leave in one round trip: a query issued
+     * {@code limit} (within a request, what is left of its budget when that is shorter). BEGIN and
+     * the work's first statement leave in one round trip: a query issued
      * after {@code begin()} is pipelined behind it (Mutiny's {@code withTransaction} would wait for
      * BEGIN's answer first).
      *
@@ -61,6 +64,9 @@ public final class BoundedTransaction {
     public static <T> Uni<T> run(Pool pool, Duration limit, Function<SqlConnection, Uni<T>> work,
             Function<Supplier<Uni<Void>>, Uni<Void>> aroundCommit) {
         return Uni.createFrom().deferred(() -> {
+            // Within a request: not started once its budget is spent or its client gone, and
+            // bounded by what is left of the budget (the truth below holds for either bound).
+            Duration bound = RequestBudget.admitWork(limit);
             AtomicReference<Stage> stage = new AtomicReference<>(Stage.RUNNING);
             ConnectionDiscard.Held held = new ConnectionDiscard.Held();
             Uni<T> transaction = pool.withConnection(connection -> {
@@ -68,17 +74,18 @@ public final class BoundedTransaction {
                     return Uni.createFrom().failure(new DatabaseTimeoutException(
                             "a connection came after the deadline; nothing was sent on it"));
                 }
+                RequestBudget.workStarted();
                 Uni<Transaction> begin = connection.begin();
                 Uni<T> body = work.apply(connection);
                 return ConnectionDiscard.onReadOnlyServer(connection, Uni.combine().all().unis(begin, body).asTuple()
                         .flatMap(started -> aroundCommit.apply(() -> commit(started.getItem1(), stage))
                                 .replaceWith(started.getItem2())));
             });
-            return transaction.ifNoItem().after(limit).recoverWithUni(() -> {
+            return transaction.ifNoItem().after(bound).recoverWithUni(() -> {
                 RuntimeException answer = stage.compareAndSet(Stage.RUNNING, Stage.ABANDONED)
-                        ? new DatabaseTimeoutException("no answer from the database within " + limit
+                        ? new DatabaseTimeoutException("no answer from the database within " + bound
                                 + "; the transaction will roll back, COMMIT was not sent")
-                        : new OutcomeUnknownException("COMMIT was sent but not answered within " + limit, null);
+                        : new OutcomeUnknownException("COMMIT was sent but not answered within " + bound, null);
                 // The fate is decided above; closing cannot change it (a transaction whose COMMIT
                 // was not sent rolls back when its session ends), and it frees the pool's slot
                 // now instead of when a frozen server or a dead network lets go of it.

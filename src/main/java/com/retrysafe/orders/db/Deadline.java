@@ -3,6 +3,8 @@ package com.retrysafe.orders.db;
 import java.time.Duration;
 import java.util.function.Function;
 
+import com.retrysafe.orders.overload.RequestBudget;
+
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.SqlConnection;
@@ -16,10 +18,16 @@ public final class Deadline {
     private Deadline() {
     }
 
-    /** For work that holds no pooled connection of its own (or one it bounds itself). */
+    /**
+     * For work that holds no pooled connection of its own (or one it bounds itself). Within a
+     * request, {@code limit} is cut to what is left of the request's budget ({@link RequestBudget}).
+     */
     public static <T> Uni<T> within(Uni<T> databaseWork, Duration limit) {
-        return databaseWork.ifNoItem().after(limit)
-                .failWith(() -> new DatabaseTimeoutException("no answer from the database within " + limit));
+        return Uni.createFrom().deferred(() -> {
+            Duration bound = RequestBudget.admitWork(limit);
+            return databaseWork.ifNoItem().after(bound)
+                    .failWith(() -> new DatabaseTimeoutException("no answer from the database within " + bound));
+        });
     }
 
     /**
@@ -29,17 +37,26 @@ public final class Deadline {
      * reads and single statements: a transaction goes through {@link BoundedTransaction}, which
      * knows whether COMMIT was sent.
      *
+     * Within a request, {@code limit} is cut to what is left of the request's budget, waiting for
+     * a connection included, and the work is not started at all when the budget is spent or the
+     * client has gone ({@link RequestBudget}).
+     *
      * @param work must use only the connection it is given
      */
     public static <T> Uni<T> within(Pool pool, Duration limit, Function<SqlConnection, Uni<T>> work) {
         return Uni.createFrom().deferred(() -> {
+            Duration bound = RequestBudget.admitWork(limit);
             ConnectionDiscard.Held held = new ConnectionDiscard.Held();
-            return pool.withConnection(connection -> held.take(connection)
-                    ? ConnectionDiscard.onReadOnlyServer(connection, work.apply(connection))
-                    : Uni.createFrom().<T>failure(expired(limit)))
-                    .ifNoItem().after(limit).recoverWithUni(() -> {
+            return pool.withConnection(connection -> {
+                if (!held.take(connection)) {
+                    return Uni.createFrom().<T>failure(expired(bound));
+                }
+                RequestBudget.workStarted();
+                return ConnectionDiscard.onReadOnlyServer(connection, work.apply(connection));
+            })
+                    .ifNoItem().after(bound).recoverWithUni(() -> {
                         held.expire();
-                        return Uni.createFrom().failure(expired(limit));
+                        return Uni.createFrom().failure(expired(bound));
                     });
         });
     }

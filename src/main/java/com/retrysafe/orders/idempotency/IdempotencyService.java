@@ -25,6 +25,7 @@ import com.retrysafe.orders.idempotency.Decision.Replayed;
 import com.retrysafe.orders.idempotency.Decision.WithResponse;
 import com.retrysafe.orders.idempotency.cache.IdempotencyCache;
 import com.retrysafe.orders.idempotency.cache.InFlightMarker;
+import com.retrysafe.orders.overload.RequestBudget;
 import com.retrysafe.orders.tracing.TracedWork;
 import com.retrysafe.orders.web.ProblemType;
 
@@ -129,7 +130,7 @@ public class IdempotencyService {
                             : readThenClaim(request, steps, ProtocolRules.holderWait(cached), 1));
             // With Redis, a duplicate that meets the original's marker is turned away at once instead.
             Uni<Answer> answer = cache.enabled() ? protocol.get()
-                    : runningHere.run(request, database.inFlightWait(), protocol);
+                    : runningHere.run(request, RequestBudget.bound(database.inFlightWait()), protocol);
             return answer
                     .invoke(settled -> report(request, settled, System.nanoTime() - started))
                     .flatMap(this::respond);

@@ -6,6 +6,8 @@ import jakarta.enterprise.context.ApplicationScoped;
 
 import org.eclipse.microprofile.jwt.JsonWebToken;
 
+import com.retrysafe.orders.overload.RequestBudget;
+
 /**
  * The owner of a request is the token's {@code sub}, which must be a positive 64-bit integer.
  * Anything else is a token we cannot attribute, hence 401 rather than 400.
@@ -24,11 +26,16 @@ public class AuthenticatedOwner {
     public long id() {
         String subject = token.getSubject();
         if (subject != null && POSITIVE_LONG.matcher(subject).matches()) {
+            long owner;
             try {
-                return Long.parseLong(subject);
+                owner = Long.parseLong(subject);
             } catch (NumberFormatException overflow) {
-                // 19 digits above Long.MAX_VALUE: falls through to 401.
+                // 19 digits above Long.MAX_VALUE: 401.
+                throw ProblemException.unauthorized("The token's subject must be a positive 64-bit integer");
             }
+            // Where the owner becomes known, it takes one of its places (API.md section 12).
+            RequestBudget.admitOwner(owner);
+            return owner;
         }
         throw ProblemException.unauthorized("The token's subject must be a positive 64-bit integer");
     }

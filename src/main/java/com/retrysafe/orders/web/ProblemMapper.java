@@ -22,6 +22,8 @@ import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.exc.MismatchedInputException;
 import com.retrysafe.orders.db.DatabaseErrors;
 import com.retrysafe.orders.db.OutcomeUnknownException;
+import com.retrysafe.orders.overload.BudgetSpentException;
+import com.retrysafe.orders.overload.TooManyRequestsException;
 
 import io.quarkus.security.AuthenticationFailedException;
 import io.quarkus.security.ForbiddenException;
@@ -114,6 +116,23 @@ public class ProblemMapper {
                 "The database did not confirm the commit: the request may or may not have taken effect. Send the same"
                         + " request again, with the same Idempotency-Key, to learn the outcome"),
                 Map.of(HttpHeaders.RETRY_AFTER, "1"));
+    }
+
+    /** Nothing was sent to the database for it (API.md section 12): a 503 is true. */
+    @ServerExceptionMapper
+    public RestResponse<String> budgetSpent(BudgetSpentException e) {
+        LOG.debugf("503 not started: %s", e.getMessage());
+        return writer.response(Problem.of(ProblemType.TEMPORARILY_UNAVAILABLE, 503,
+                "The request waited longer than its budget before its work could start. Nothing was done: retry it,"
+                        + " with the same Idempotency-Key, after Retry-After"),
+                Map.of(HttpHeaders.RETRY_AFTER, "1"));
+    }
+
+    @ServerExceptionMapper
+    public RestResponse<String> tooManyRequests(TooManyRequestsException e) {
+        LOG.debug("429 too-many-requests");
+        return writer.response(Problem.of(ProblemType.TOO_MANY_REQUESTS, 429, e.getMessage()),
+                Map.of(HttpHeaders.RETRY_AFTER, Long.toString(e.retryAfterSeconds())));
     }
 
     @ServerExceptionMapper

@@ -23,6 +23,8 @@ public enum ProblemType {
     ORDER_ALREADY_PAID(409, "order-already-paid", "Order already paid"),
     PAYMENT_DECLINED(422, "payment-declined", "Payment declined"),
     PAYMENT_FAILED(502, "payment-failed", "Payment failed"),
+    /** One owner has as many requests in progress as it may (API.md section 12); nothing was done. */
+    TOO_MANY_REQUESTS(429, "too-many-requests", "Too many requests"),
     INTERNAL_ERROR(500, "internal-error", "Internal error"),
     /** COMMIT was sent and not answered: the request may or may not have taken effect. */
     OUTCOME_UNKNOWN(500, "outcome-unknown", "Outcome unknown"),
@@ -64,6 +66,7 @@ public enum ProblemType {
             case 406 -> NOT_ACCEPTABLE;
             case 413 -> PAYLOAD_TOO_LARGE;
             case 415 -> UNSUPPORTED_MEDIA_TYPE;
+            case 429 -> TOO_MANY_REQUESTS;
             case 503 -> TEMPORARILY_UNAVAILABLE;
             default -> status >= 500 ? INTERNAL_ERROR : INVALID_REQUEST;
         };

@@ -15,7 +15,7 @@ final class Clients {
     }
 
     /**
-     * Retries one key until it gets a final answer (201 or 4xx other than 409 in progress), as a
+     * Retries one key until it gets a final answer (201 or 4xx other than 409 in progress and 429), as a
      * client honouring Retry-After would; every answer on the way goes to {@code seen}. A key
      * still without a final answer at the deadline fails the scenario here, with its last answer.
      */
@@ -26,7 +26,8 @@ final class Clients {
             synchronized (seen) {
                 seen.add(answer);
             }
-            boolean again = !answer.answered() || answer.status() == 503 || answer.outcomeUnknown()
+            boolean again = !answer.answered() || answer.status() == 503 || answer.status() == 429
+                    || answer.outcomeUnknown()
                     || (answer.status() == 409 && answer.retryAfter() != null);
             if (!again) {
                 return answer;

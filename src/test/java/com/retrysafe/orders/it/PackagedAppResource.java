@@ -115,7 +115,11 @@ public class PackagedAppResource implements QuarkusTestResourceLifecycleManager 
                 "quarkus.scheduler.enabled", "false",
                 "idempotency.db-timeout", "3s",
                 "idempotency.in-flight-wait", "1s",
-                "quarkus.datasource.reactive.max-size", "16");
+                "quarkus.datasource.reactive.max-size", "16",
+                "overload.limit.initial", "500",
+                "overload.limit.min", "500",
+                "overload.limit.max", "1000",
+                "overload.owner.max-in-flight", "0");
     }
 
     /** The test RabbitMQ, named explicitly rather than left to the prod default (localhost:5672). */

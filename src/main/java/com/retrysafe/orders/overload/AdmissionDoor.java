@@ -1,0 +1,85 @@
+package com.retrysafe.orders.overload;
+
+import java.time.Duration;
+import java.util.Optional;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+
+import org.jboss.logging.Logger;
+
+import com.retrysafe.orders.web.Problem;
+import com.retrysafe.orders.web.ProblemType;
+import com.retrysafe.orders.web.ProblemWriter;
+
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpHeaders;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+
+/**
+ * The door of every {@code /api/} request (API.md section 12), the first handler on the router: it
+ * starts the request's budget and asks {@link Admission} for a place. Without one the request is
+ * answered {@code 503 temporarily-unavailable} with a jittered {@code Retry-After} at once, before
+ * its token is verified, its body read or anything sent to the database: a few microseconds of the
+ * event loop, so the answer reaches the client while it still waits. Health, metrics and info
+ * ({@code /q/}) are never shed: they are not behind this door.
+ */
+@ApplicationScoped
+public class AdmissionDoor {
+
+    private static final Logger LOG = Logger.getLogger(AdmissionDoor.class);
+
+    private final Admission admission;
+    private final OwnerLimits owners;
+    private final OverloadMetrics metrics;
+    private final Duration budget;
+    private final Buffer shedBody;
+    private volatile boolean warnedNoContext;
+
+    public AdmissionDoor(Admission admission, OwnerLimits owners, OverloadMetrics metrics,
+            RequestBudgetConfig budgetConfig, ProblemWriter problems) {
+        this.admission = admission;
+        this.owners = owners;
+        this.metrics = metrics;
+        this.budget = budgetConfig.requestBudget();
+        // One body for every shed answer, made once: shedding must cost next to nothing.
+        this.shedBody = Buffer.buffer(problems.json(Problem.of(ProblemType.TEMPORARILY_UNAVAILABLE, 503,
+                "The service has more work in progress than it can finish in time. Nothing was done for this request:"
+                        + " retry it, with the same Idempotency-Key, after Retry-After")));
+    }
+
+    void install(@Observes Router router) {
+        router.route("/api/*").order(Integer.MIN_VALUE).handler(this::admit);
+    }
+
+    void admit(RoutingContext context) {
+        long arrival = System.nanoTime();
+        Optional<Admission.Permit> permit = admission.tryAdmit();
+        if (permit.isEmpty()) {
+            context.response()
+                    .setStatusCode(503)
+                    .putHeader(HttpHeaders.CONTENT_TYPE, Problem.MEDIA_TYPE)
+                    .putHeader(HttpHeaders.RETRY_AFTER, Long.toString(admission.retryAfterSeconds()))
+                    .end(shedBody);
+            return;
+        }
+        RequestBudget requestBudget = new RequestBudget(arrival, budget, context.response(), metrics, owners);
+        if (!requestBudget.attach() && !warnedNoContext) {
+            warnedNoContext = true;
+            LOG.warn("A request is not served on a duplicated Vert.x context: its budget and owner limit do not apply");
+        }
+        Admission.Permit admitted = permit.get();
+        context.addEndHandler(ended -> {
+            requestBudget.release();
+            if (ended.failed()) {
+                admitted.ignored();
+            } else if (context.response().getStatusCode() == 503) {
+                admitted.dropped();
+            } else {
+                admitted.answered();
+            }
+        });
+        context.next();
+    }
+}

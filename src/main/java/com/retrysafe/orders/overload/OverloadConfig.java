@@ -1,0 +1,68 @@
+package com.retrysafe.orders.overload;
+
+import java.time.Duration;
+
+import io.smallrye.config.ConfigMapping;
+import io.smallrye.config.WithDefault;
+
+/**
+ * How the service turns work away when it has more than it can finish in time (API.md section 12).
+ * Each setting is also an environment variable (OVERLOAD_...).
+ */
+@ConfigMapping(prefix = "overload")
+public interface OverloadConfig {
+
+    /** Off, every request is admitted at the door (the budget and the per-owner limit still hold). */
+    @WithDefault("true")
+    boolean enabled();
+
+    /** The adaptive limit on requests in progress (Netflix's Gradient2, docs/DESIGN.md "Overload"). */
+    Limit limit();
+
+    /** Each owner's share: past it, 429 too-many-requests. */
+    Owner owner();
+
+    /** The {@code Retry-After} of a shed answer. */
+    RetryAfter retryAfter();
+
+    interface Limit {
+
+        /** Requests in progress the limit starts from: about the pool's size, which is where the database saturates. */
+        @WithDefault("20")
+        int initial();
+
+        /** It never goes below this, so a slow spell can't shut the door on everyone. */
+        @WithDefault("8")
+        int min();
+
+        /** Nor above this. */
+        @WithDefault("100")
+        int max();
+    }
+
+    interface Owner {
+
+        /**
+         * Requests of one owner in progress at once, and never more than half the door's current
+         * limit; 0 turns the limit off. Generous for a shopper (who has one or two at most), and
+         * below what the service runs at once, so one owner's flood leaves the rest to the others.
+         */
+        @WithDefault("16")
+        int maxInFlight();
+    }
+
+    interface RetryAfter {
+
+        /** The shortest Retry-After on a shed answer. */
+        @WithDefault("1s")
+        Duration min();
+
+        /** How far the spread grows while the overload lasts (it doubles every {@link #growEvery()}). */
+        @WithDefault("30s")
+        Duration max();
+
+        /** The spread of Retry-After doubles after each such stretch of uninterrupted shedding. */
+        @WithDefault("5s")
+        Duration growEvery();
+    }
+}

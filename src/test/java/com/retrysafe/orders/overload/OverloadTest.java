@@ -1,0 +1,175 @@
+package com.retrysafe.orders.overload;
+
+import static com.retrysafe.orders.support.Api.orderBody;
+import static io.restassured.RestAssured.given;
+import static org.awaitility.Awaitility.await;
+import static org.hamcrest.Matchers.equalTo;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+import com.retrysafe.orders.support.Api;
+import com.retrysafe.orders.support.Db;
+import com.retrysafe.orders.support.Http;
+import com.retrysafe.orders.support.Metrics;
+import com.retrysafe.orders.support.TestIds;
+import com.retrysafe.orders.support.Tokens;
+
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.junit.QuarkusTestProfile;
+import io.quarkus.test.junit.TestProfile;
+import io.restassured.response.Response;
+
+/**
+ * API.md section 12 on a running service, with a door of two places: work is held in progress by a
+ * SKU row that a test transaction keeps locked, so the door, the budget and the owner's share can
+ * be seen at work. The load itself is the fault suite's OverloadIT.
+ */
+@QuarkusTest
+@TestProfile(OverloadTest.TwoPlaces.class)
+class OverloadTest {
+
+    /** A door of two places (so an owner's share is one), and a budget of 2 s. */
+    public static class TwoPlaces implements QuarkusTestProfile {
+        @Override
+        public Map<String, String> getConfigOverrides() {
+            return Map.of(
+                    "overload.limit.initial", "2",
+                    "overload.limit.min", "2",
+                    "overload.limit.max", "2",
+                    "overload.owner.max-in-flight", "16",
+                    "idempotency.request-budget", "2s",
+                    "idempotency.db-timeout", "5s");
+        }
+    }
+
+    private static CompletableFuture<HttpResponse<String>> createInBackground(long owner, String key, long sku) {
+        return CompletableFuture.supplyAsync(
+                () -> Http.send(Http.createOrder(Tokens.user(owner), key, orderBody(sku, 1))));
+    }
+
+    private static void awaitInFlight(int requests) {
+        await("the door to count " + requests + " requests in progress").atMost(Duration.ofSeconds(5))
+                .pollInterval(Duration.ofMillis(20))
+                .until(() -> Metrics.value("http_admission_in_flight") == requests);
+    }
+
+    @Test
+    @DisplayName("API.md §12: past the limit, 503 temporarily-unavailable with Retry-After at once, before the token is verified; health and metrics are never shed")
+    void pastTheLimitTheDoorShedsAtOnce() throws Exception {
+        long sku = Api.skuWithStock(10);
+        long ownerA = TestIds.owner();
+        long ownerB = TestIds.owner();
+        double shedBefore = Metrics.value("http_admission_shed_total");
+        CompletableFuture<HttpResponse<String>> first;
+        CompletableFuture<HttpResponse<String>> second;
+        try (Db.RowLock lock = Db.lockSku(sku)) {
+            first = createInBackground(ownerA, TestIds.key(), sku);
+            second = createInBackground(ownerB, TestIds.key(), sku);
+            awaitInFlight(2);
+
+            String key = TestIds.key();
+            long started = System.nanoTime();
+            // No token at all: the door answers before anything would verify one.
+            Response shed = given().header("Idempotency-Key", key).contentType("application/json")
+                    .body(orderBody(sku, 1)).when().post("/api/orders");
+            Duration took = Duration.ofNanos(System.nanoTime() - started);
+            shed.then().statusCode(503)
+                    .contentType("application/problem+json")
+                    .body("type", equalTo("/problems/temporarily-unavailable"))
+                    .body("status", equalTo(503));
+            long retryAfter = Long.parseLong(shed.header("Retry-After"));
+            assertTrue(retryAfter >= 1 && retryAfter <= 30, "Retry-After " + retryAfter);
+            assertTrue(took.compareTo(Duration.ofMillis(500)) < 0, "a shed answer took " + took);
+            assertEquals(shedBefore + 1, Metrics.value("http_admission_shed_total"));
+
+            given().when().get("/q/health/live").then().statusCode(200);
+            given().when().get("/q/health/ready").then().statusCode(200);
+            given().when().get("/q/metrics").then().statusCode(200);
+        }
+        assertEquals(201, first.get().statusCode(), first.get().body());
+        assertEquals(201, second.get().statusCode(), second.get().body());
+        assertEquals(2, Db.count("SELECT count(*) FROM purchase_order WHERE sku_id = ?", sku));
+        assertEquals(8, Db.stock(sku));
+        awaitInFlight(0);
+    }
+
+    @Test
+    @DisplayName("API.md §12: one owner holds at most its share; past it 429 too-many-requests with Retry-After, nothing recorded, while another owner is served")
+    void anOwnerPastItsShareGets429AndNothingIsRecorded() throws Exception {
+        long sku = Api.skuWithStock(10);
+        long flooding = TestIds.owner();
+        long quiet = TestIds.owner();
+        CompletableFuture<HttpResponse<String>> held;
+        String refusedKey = TestIds.key();
+        try (Db.RowLock lock = Db.lockSku(sku)) {
+            held = createInBackground(flooding, TestIds.key(), sku);
+            awaitInFlight(1);
+
+            Response refused = Api.createOrder(flooding, refusedKey, orderBody(sku, 1));
+            refused.then().statusCode(429)
+                    .contentType("application/problem+json")
+                    .body("type", equalTo("/problems/too-many-requests"));
+            long retryAfter = Long.parseLong(refused.header("Retry-After"));
+            assertTrue(retryAfter >= 1 && retryAfter <= 2, "Retry-After " + retryAfter);
+
+            long otherSku = Api.skuWithStock(10);
+            Api.createOrder(quiet, TestIds.key(), orderBody(otherSku, 1)).then().statusCode(201);
+        }
+        // Held past the 2 s budget on a slow machine, it may have ended 503: either way a true answer.
+        int heldStatus = held.get().statusCode();
+        assertTrue(heldStatus == 201 || heldStatus == 503, held.get().body());
+        assertEquals(0, Db.count("SELECT count(*) FROM idempotency_record WHERE owner_id = ? AND idempotency_key = ?",
+                flooding, refusedKey), "nothing recorded for the 429");
+        // The same key, now that the owner's place is free: served as a new request.
+        Api.createOrder(flooding, refusedKey, orderBody(sku, 1)).then().statusCode(201)
+                .header("Idempotent-Replayed", "false");
+        int heldOrders = heldStatus == 201 ? 1 : 0;
+        assertEquals(1, Db.orders(quiet));
+        assertEquals(1 + heldOrders, Db.orders(flooding));
+        assertEquals(9 - heldOrders, Db.stock(sku));
+    }
+
+    @Test
+    @DisplayName("API.md §12: an answer comes within the request's budget (2 s here) plus a second, though each step's own bound is longer; 503 means nothing was recorded")
+    void theAnswerComesWithinTheBudget() throws Exception {
+        long sku = Api.skuWithStock(10);
+        long owner = TestIds.owner();
+        String key = TestIds.key();
+        double spentBefore = Metrics.value("request_budget_spent_total{reason=\"deadline\"}");
+        long started;
+        Response answer;
+        try (Db.RowLock lock = Db.lockSku(sku)) {
+            started = System.nanoTime();
+            answer = Api.createOrder(owner, key, orderBody(sku, 1));
+        }
+        Duration took = Duration.ofNanos(System.nanoTime() - started);
+        answer.then().statusCode(503).header("Retry-After", "1")
+                .body("type", equalTo("/problems/temporarily-unavailable"));
+        assertTrue(took.compareTo(Duration.ofSeconds(3)) < 0, "answered after " + took + ", the budget is 2 s");
+        assertTrue(took.compareTo(Duration.ofMillis(1_900)) > 0, "answered after " + took + ", before the budget was spent");
+        assertEquals(0, Db.orders(owner));
+        assertEquals(10, Db.stock(sku));
+        await("the record's row to be gone with the rolled-back transaction").atMost(Duration.ofSeconds(5))
+                .until(() -> Db.count("SELECT count(*) FROM idempotency_record WHERE owner_id = ?", owner) == 0);
+        assertTrue(Metrics.value("request_budget_spent_total{reason=\"deadline\"}") >= spentBefore,
+                "the counter exists");
+        Api.createOrder(owner, key, orderBody(sku, 1)).then().statusCode(201);
+        assertEquals(9, Db.stock(sku));
+    }
+
+    @Test
+    @DisplayName("every overload series exists from start-up")
+    void seriesExistFromStartUp() {
+        Metrics.assertSeries("http_admission_shed_total", "http_admission_owner_limited_total",
+                "request_budget_spent_total{reason=\"deadline\"}", "request_budget_spent_total{reason=\"client_gone\"}",
+                "http_admission_limit", "http_admission_in_flight", "request_wait_seconds_count");
+    }
+}
