@@ -254,7 +254,8 @@ public final class PackagedJar implements AutoCloseable {
         builder.environment().keySet().removeIf(variable -> variable.startsWith("QUARKUS_")
                 || variable.startsWith("MP_JWT_") || variable.startsWith("IDEMPOTENCY_")
                 || variable.startsWith("PAYMENTS_") || variable.startsWith("RABBITMQ_")
-                || variable.startsWith("OUTBOX_") || variable.startsWith("INBOX_"));
+                || variable.startsWith("OUTBOX_") || variable.startsWith("INBOX_")
+                || variable.startsWith("OVERLOAD_"));
         builder.environment().putAll(brokerEnv());
         builder.environment().putAll(env);
         return builder.start();

@@ -1,0 +1,75 @@
+package com.retrysafe.orders.faults;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Pins processes to CPUs with {@code taskset} (util-linux), so a load test on a small machine gives
+ * the server side and the load generator a CPU each, and reads a process's CPU time from /proc.
+ */
+final class Cpus {
+
+    static final String INSTALL_HINT = "taskset is needed to pin the server and the load generator to CPUs of their"
+            + " own: install it (Debian/Ubuntu: apt-get install util-linux)";
+
+    private Cpus() {
+    }
+
+    static void requireTwo() {
+        if (Runtime.getRuntime().availableProcessors() < 2) {
+            throw new AssertionError("a load test here needs 2 CPUs (one for the service and its PostgreSQL, one for"
+                    + " the load generator); this machine has " + Runtime.getRuntime().availableProcessors());
+        }
+    }
+
+    /** Pins every thread of the process to {@code cpus} (e.g. "0"); threads made later inherit it. */
+    static void pin(long pid, String cpus) {
+        run("taskset", "-a", "-p", "-c", cpus, Long.toString(pid));
+    }
+
+    static void pin(List<ProcessHandle> processes, String cpus) {
+        processes.forEach(process -> pin(process.pid(), cpus));
+    }
+
+    /** The CPUs the process may run on now, as taskset's list (e.g. "0,1"). */
+    static String affinity(long pid) {
+        String out = run("taskset", "-p", "-c", Long.toString(pid));
+        return out.substring(out.lastIndexOf(':') + 1).trim();
+    }
+
+    /** User and system CPU time of a process (all its threads), in milliseconds; 0 once it is gone. */
+    static long cpuMillis(long pid) {
+        try {
+            String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"), StandardCharsets.US_ASCII);
+            String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            // utime and stime are fields 14 and 15 of stat, 12 and 13 after the name; in clock ticks (100 Hz).
+            return (Long.parseLong(fields[11]) + Long.parseLong(fields[12])) * 10;
+        } catch (IOException | RuntimeException gone) {
+            return 0;
+        }
+    }
+
+    static long cpuMillis(List<ProcessHandle> processes) {
+        return processes.stream().mapToLong(process -> cpuMillis(process.pid())).sum();
+    }
+
+    private static String run(String... command) {
+        try {
+            Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+            String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            if (!process.waitFor(30, TimeUnit.SECONDS) || process.exitValue() != 0) {
+                throw new AssertionError(String.join(" ", command) + " failed: " + out);
+            }
+            return out;
+        } catch (IOException e) {
+            throw new AssertionError(INSTALL_HINT + " (" + e.getMessage() + ")", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
+    }
+}

@@ -1,0 +1,292 @@
+package com.retrysafe.orders.faults;
+
+import static com.retrysafe.orders.packaged.PackagedJar.awaitReady;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.junit.jupiter.api.Test;
+
+import com.retrysafe.orders.packaged.PackagedJar;
+
+/**
+ * Scenario 11: overload (API.md section 12). The packaged jar with production defaults (pool 20,
+ * db-timeout 5 s, request budget 10 s, the door's adaptive limit) and a PostgreSQL of its own, both
+ * pinned to CPU 0; the load generator, this JVM, pinned to CPU 1 ({@link RetryingLoad}: clients
+ * that retry as API.md says, a new key per order, 500 owners, 100 SKUs).
+ * <p>
+ * For each client timeout (5 s, asserted; 2 s, reported): 16 clients in a loop measure the capacity
+ * C; then new orders arrive at 3 x C for 30 s; then 16 clients in a loop again. Asserted for 5 s:
+ * the orders answered 201 during the overload (to clients still waiting: a client that timed out
+ * no longer reads) are at least half of C per second; 503 answers come within 50 ms at p99; from
+ * 5 s after the overload the service is back at 0.9 x C; the server's sessions stay within the pool
+ * and a margin. For every run: one order per key, stock exact, every 201's order present, no 500,
+ * nothing unexpected. The figures go to target/faults/overload.md (docs/RELIABILITY.md quotes them).
+ */
+class OverloadIT {
+
+    private static final Path ROOT = Path.of("target", "overload-it");
+    private static final Path FIGURES = Path.of("target", "faults", "overload.md");
+    private static final int POOL = 20;
+    /** Sessions beyond the pool: Flyway's at start-up, the readiness check's, the cleanup's: all from the one pool. */
+    private static final int SESSION_MARGIN = 2;
+    private static final int OWNERS = 500;
+    private static final int SKUS = 100;
+    private static final int STOCK = 1_000_000;
+    private static final int LOOP_CLIENTS = 16;
+    private static final long MEASURE_MILLIS = 10_000;
+    private static final long OVERLOAD_MILLIS = 30_000;
+    private static final long AFTER_MILLIS = 10_000;
+    private static final long RECOVERED_WITHIN_MILLIS = 5_000;
+
+    record Figures(long timeoutMillis, double capacity, double offered, double goodput, long shed,
+            long shedP50Micros, long shedP99Micros, long unavailableInside, long gaveUp, long orders, double after,
+            int maxSessions, long attempts, long timeouts, long tooMany, double generatorCpu, double serverCpu,
+            String limits) {
+
+        String row(String build) {
+            return String.format("| %s | %d s | %.0f/s | %.0f/s | **%.0f/s = %.2f x C** | %d, p50 %.1f ms, p99 %.1f ms |"
+                    + " %d | %d | %d of %d | %.0f/s = %.2f x C | %d | %d of %d | %s | %.0f %% | %.0f %% |",
+                    build, timeoutMillis / 1000, capacity, offered, goodput, goodput / capacity, shed,
+                    shedP50Micros / 1000.0, shedP99Micros / 1000.0, unavailableInside, tooMany, gaveUp, orders, after,
+                    after / capacity, maxSessions, timeouts, attempts, limits, generatorCpu * 100, serverCpu * 100);
+        }
+    }
+
+    @Test
+    void goodputHoldsAtThreeTimesCapacity() throws Exception {
+        Cpus.requireTwo();
+        long self = ProcessHandle.current().pid();
+        String selfAffinity = Cpus.affinity(self);
+        try (PgCluster server = PgCluster.primary(ROOT, "pg", "")) {
+            Cpus.pin(server.processes(), "0");
+            PackagedJar jar = PackagedJar.onServer("overload", "127.0.0.1", server.port, "postgres");
+            Map<String, String> env = jar.databaseEnv();
+            env.put("QUARKUS_DATASOURCE_REACTIVE_MAX_SIZE", Integer.toString(POOL));
+            int port = jar.withKeyAndPort(env);
+            String base = "http://127.0.0.1:" + port;
+            Process app = jar.start(env, "overload");
+            try {
+                awaitReady(base, app);
+                Cpus.pin(app.pid(), "0");
+                Cpus.pin(self, "1");
+                List<Long> skus = new ArrayList<>();
+                for (int i = 1; i <= SKUS; i++) {
+                    long sku = 11_000_000L + i;
+                    assertEquals(200, jar.setStock(base, sku, STOCK));
+                    skus.add(sku);
+                }
+                List<String> tokens = new ArrayList<>();
+                for (int owner = 1; owner <= OWNERS; owner++) {
+                    tokens.add(jar.token(Long.toString(1_100_000L + owner)));
+                }
+                String build = System.getProperty("overload.build", "this build");
+                List<Figures> runs = new ArrayList<>();
+                for (long timeout : new long[] { 5_000, 2_000 }) {
+                    runs.add(run(build, jar, server, app, port, tokens, skus, timeout, runs.isEmpty()));
+                }
+                Figures five = runs.get(0);
+                assertTrue(five.goodput() >= 0.5 * five.capacity(), "5 s clients: goodput " + five.goodput()
+                        + "/s during the overload, below half the capacity " + five.capacity() + "/s");
+                assertTrue(five.shedP99Micros() < 50_000, "5 s clients: shed answers took "
+                        + five.shedP99Micros() / 1000.0 + " ms at p99");
+                assertTrue(five.after() >= 0.9 * five.capacity(), "5 s clients: " + five.after()
+                        + "/s from 5 s after the overload, below 0.9 x the capacity " + five.capacity() + "/s");
+                for (Figures figures : runs) {
+                    assertTrue(figures.maxSessions() <= POOL + SESSION_MARGIN, figures.timeoutMillis() + " ms clients: "
+                            + figures.maxSessions() + " sessions of the service on the server, the pool is " + POOL);
+                }
+                assertTrue(app.isAlive(), "the same process served throughout");
+            } finally {
+                Cpus.pin(self, selfAffinity);
+                app.destroy();
+                app.onExit().get(30, TimeUnit.SECONDS);
+                jar.close();
+            }
+        }
+    }
+
+    private Figures run(String build, PackagedJar jar, PgCluster server, Process app, int port, List<String> tokens, List<Long> skus,
+            long timeoutMillis, boolean warmUp) throws Exception {
+        try (RetryingLoad load = new RetryingLoad("127.0.0.1", port, timeoutMillis, tokens, skus)) {
+            if (warmUp) {
+                warmUp(load);
+            }
+            long capacityFrom = System.nanoTime();
+            load.closedLoop(LOOP_CLIENTS, MEASURE_MILLIS);
+            double capacity = load.createdBetween(capacityFrom, System.nanoTime()) * 1000.0 / MEASURE_MILLIS;
+
+            AtomicBoolean sampling = new AtomicBoolean(true);
+            AtomicLong maxSessions = new AtomicLong();
+            Thread sampler = new Thread(() -> sampleSessions(jar, server, sampling, maxSessions), "sessions");
+            sampler.start();
+            AtomicBoolean overloaded = new AtomicBoolean(true);
+            List<Double> limits = java.util.Collections.synchronizedList(new ArrayList<>());
+            Thread limitSampler = new Thread(() -> sampleLimit(port, overloaded, limits), "limit");
+            limitSampler.start();
+            long generatorCpuBefore = processCpuNanos();
+            long serverCpuBefore = Cpus.cpuMillis(app.pid()) + Cpus.cpuMillis(server.processes());
+            long overloadFrom = System.nanoTime();
+            long attemptsBefore = load.attempts.sum();
+            load.arrive(3 * capacity, OVERLOAD_MILLIS);
+            long overloadTo = System.nanoTime();
+            overloaded.set(false);
+            limitSampler.join();
+            double generatorCpu = (processCpuNanos() - generatorCpuBefore) / 1e6 / OVERLOAD_MILLIS;
+            double serverCpu = (Cpus.cpuMillis(app.pid()) + Cpus.cpuMillis(server.processes()) - serverCpuBefore)
+                    / (double) OVERLOAD_MILLIS;
+            double goodput = load.createdBetween(overloadFrom, overloadTo) * 1000.0 / OVERLOAD_MILLIS;
+
+            load.closedLoop(LOOP_CLIENTS, AFTER_MILLIS);
+            long afterTo = System.nanoTime();
+            long recoveredFrom = overloadTo + RECOVERED_WITHIN_MILLIS * 1_000_000L;
+            double after = load.createdBetween(recoveredFrom, afterTo) * 1e9 / (afterTo - recoveredFrom);
+            load.drain();
+            sampling.set(false);
+            sampler.join();
+
+            String limitRange = limits.isEmpty() ? "-" : String.format("%.0f..%.0f",
+                    limits.stream().mapToDouble(Double::doubleValue).min().orElse(0),
+                    limits.stream().mapToDouble(Double::doubleValue).max().orElse(0));
+            Figures figures = new Figures(timeoutMillis, capacity, 3 * capacity, goodput, load.shedMicros.size(),
+                    RetryingLoad.percentile(load.shedMicros, 50), RetryingLoad.percentile(load.shedMicros, 99),
+                    load.unavailableInside.sum(), load.gaveUp.sum(), load.orders.size(), after,
+                    (int) maxSessions.get(), load.attempts.sum() - attemptsBefore, load.timeouts.sum(),
+                    load.status(429), generatorCpu, serverCpu, limitRange);
+            System.out.printf("[overload] %d ms clients: %s; statuses %s, connection errors %d, unexpected %s%n",
+                    timeoutMillis, figures, load.statuses, load.connectionErrors.sum(),
+                    load.unexpected.stream().limit(5).toList());
+            // Recorded before anything is asserted, so a run of an older build leaves its figures too.
+            record(build, figures);
+            assertEquals(0, load.orders.values().stream().filter(o -> o.status == 0).count(),
+                    timeoutMillis + " ms clients: orders neither answered nor given up after the drain");
+            checkLedger(jar, server, load, timeoutMillis);
+            return figures;
+        }
+    }
+
+    /** One order per key, stock exact, every 201 answered with an order that is there; no 500, nothing unexpected. */
+    private void checkLedger(PackagedJar jar, PgCluster server, RetryingLoad load, long timeoutMillis) throws Exception {
+        String where = timeoutMillis + " ms clients: ";
+        assertEquals(0, load.status(500), where + "500 answers");
+        assertEquals(List.of(), load.unexpected, where + "unexpected answers");
+        try (Connection db = DriverManager.getConnection(jar.jdbcUrl(), "postgres", null);
+                Statement statement = db.createStatement()) {
+            Set<Long> orders = new HashSet<>();
+            try (ResultSet rows = statement.executeQuery("SELECT id FROM purchase_order")) {
+                while (rows.next()) {
+                    orders.add(rows.getLong(1));
+                }
+            }
+            long answered = 0;
+            for (RetryingLoad.Order order : load.orders.values()) {
+                if (order.status == 201) {
+                    answered++;
+                    assertTrue(orders.contains(order.orderId), where + "order " + order.orderId + " was answered 201"
+                            + " and is not there");
+                }
+            }
+            try (ResultSet rows = statement.executeQuery("SELECT count(*) FROM idempotency_record r"
+                    + " WHERE r.operation = 'CREATE_ORDER' AND r.http_status = 201")) {
+                rows.next();
+                assertEquals(orders.size(), rows.getLong(1), where + "orders and keys answered 201: one order per key");
+            }
+            try (ResultSet rows = statement.executeQuery("SELECT sum(" + STOCK + " - available) FROM sku_inventory"
+                    + " WHERE sku_id BETWEEN 11000001 AND 11000100")) {
+                rows.next();
+                assertEquals(orders.size(), rows.getLong(1), where + "units taken from stock, one per order");
+            }
+            System.out.printf("[overload] %d ms clients: %d orders in the table, %d answered 201 to their client%n",
+                    timeoutMillis, orders.size(), answered);
+        }
+    }
+
+    private static void sampleSessions(PackagedJar jar, PgCluster server, AtomicBoolean sampling, AtomicLong max) {
+        try (Connection db = DriverManager.getConnection(jar.jdbcUrl(), "postgres", null);
+                Statement statement = db.createStatement()) {
+            while (sampling.get()) {
+                try (ResultSet rows = statement.executeQuery(
+                        "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'order-service'")) {
+                    rows.next();
+                    max.accumulateAndGet(rows.getLong(1), Math::max);
+                }
+                Thread.sleep(200);
+            }
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /**
+     * The JIT's warm-up: 16 clients in a loop until two windows of 5 s in a row agree within 10 %
+     * (at most a minute), so the capacity is measured on a warm service.
+     */
+    private static void warmUp(RetryingLoad load) {
+        double previous = -1;
+        for (int window = 0; window < 12; window++) {
+            long from = System.nanoTime();
+            load.closedLoop(LOOP_CLIENTS, 5_000);
+            double rate = load.createdBetween(from, System.nanoTime()) / 5.0;
+            System.out.printf("[overload] warm-up window %d: %.0f orders/s%n", window + 1, rate);
+            if (window >= 2 && previous > 0 && Math.abs(rate - previous) <= 0.1 * previous) {
+                return;
+            }
+            previous = rate;
+        }
+    }
+
+    /** The door's limit, read from the service's metrics once a second while the overload lasts. */
+    private static void sampleLimit(int port, AtomicBoolean overloaded, List<Double> limits) {
+        java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+        while (overloaded.get()) {
+            try {
+                String scrape = http.send(java.net.http.HttpRequest.newBuilder(
+                        java.net.URI.create("http://127.0.0.1:" + port + "/q/metrics")).build(),
+                        java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+                scrape.lines().filter(line -> line.startsWith("http_admission_limit ")).findFirst()
+                        .ifPresent(line -> limits.add(Double.parseDouble(line.substring(line.indexOf(' ') + 1))));
+                Thread.sleep(1_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            } catch (Exception e) {
+                // A scrape that fails under the overload is a missing sample, not a failed test.
+            }
+        }
+    }
+
+    private static long processCpuNanos() {
+        return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+                .getProcessCpuTime();
+    }
+
+    private static void record(String build, Figures figures) throws Exception {
+        Files.createDirectories(FIGURES.getParent());
+        if (!Files.exists(FIGURES)) {
+            Files.writeString(FIGURES, "| build | client timeout | capacity C | offered | answered 201 to waiting clients"
+                    + " during the overload | shed at the door (503) | other 503 | 429 | gave up after 30 s |"
+                    + " after the overload (from 5 s) | max sessions | client timeouts, of attempts | the door's limit |"
+                    + " generator CPU (of its core) | service + PostgreSQL CPU (of theirs) |\n"
+                    + "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n", StandardCharsets.UTF_8);
+        }
+        Files.writeString(FIGURES, figures.row(build) + "\n", StandardCharsets.UTF_8, StandardOpenOption.APPEND);
+        System.out.println("[overload] " + figures.row(build));
+    }
+}
