@@ -35,9 +35,11 @@ public class BoundedPgPoolCreator implements PgPoolCreator {
     private static final Logger LOG = Logger.getLogger(BoundedPgPoolCreator.class);
 
     private final DatabaseConfig config;
+    private final ConnectionMetrics connections;
 
-    public BoundedPgPoolCreator(DatabaseConfig config) {
+    public BoundedPgPoolCreator(DatabaseConfig config, ConnectionMetrics connections) {
         this.config = config;
+        this.connections = connections;
     }
 
     @Override
@@ -67,11 +69,14 @@ public class BoundedPgPoolCreator implements PgPoolCreator {
                 + " keepalive %d s, idle timeout %d %s, max lifetime %d %s", poolOptions.getMaxSize(), timeoutMillis,
                 lockWaitMillis, keepaliveSeconds, poolOptions.getIdleTimeout(), poolOptions.getIdleTimeoutUnit(),
                 poolOptions.getMaxLifetime(), poolOptions.getMaxLifetimeUnit());
-        return PgBuilder.pool()
+        Pool pool = PgBuilder.pool()
                 .with(poolOptions)
                 .connectingTo(List.copyOf(input.pgConnectOptionsList()))
+                .withConnectHandler(connections::opened)
                 .using(input.vertx())
                 .build();
+        connections.watch(pool);
+        return pool;
     }
 
     private static int millis(java.time.Duration duration) {
