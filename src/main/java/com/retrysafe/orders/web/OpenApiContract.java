@@ -23,7 +23,7 @@ import io.quarkus.smallrye.openapi.OpenApiFilter;
 /**
  * Completes the OpenAPI document with the answers that every route of a kind shares, so that the
  * resources annotate only what is their own (their success, their 404, their 422). For every
- * {@code /api} operation: {@code 401} and {@code 503}; for one that writes, {@code 500 outcome-unknown}; with a body, {@code 400 invalid-request},
+ * {@code /api} operation: {@code 401}, {@code 429} and {@code 503}; for one that writes, {@code 500 outcome-unknown}; with a body, {@code 400 invalid-request},
  * {@code 413} and {@code 415}; with a group in its security requirement, {@code 403}; with the
  * {@code Idempotency-Key} parameter, the key's {@code 400}s and the two {@code 409}s. Every problem
  * answer becomes {@code application/problem+json} with the {@code Problem} schema, its
@@ -64,6 +64,8 @@ public class OpenApiContract implements OASFilter {
         });
         add(problems, ProblemType.UNAUTHORIZED);
         add(problems, ProblemType.TEMPORARILY_UNAVAILABLE);
+        // Every /api/ route is behind the door and counts against its owner's share (API.md section 12).
+        add(problems, ProblemType.TOO_MANY_REQUESTS);
         if (needsGroup(operation)) {
             add(problems, ProblemType.FORBIDDEN);
         }
@@ -112,7 +114,7 @@ public class OpenApiContract implements OASFilter {
         response.setContent(OASFactory.createContent().addMediaType(Problem.MEDIA_TYPE,
                 OASFactory.createMediaType().schema(narrowed)));
         if (types.contains(ProblemType.REQUEST_IN_PROGRESS) || types.contains(ProblemType.TEMPORARILY_UNAVAILABLE)
-                || types.contains(ProblemType.OUTCOME_UNKNOWN)) {
+                || types.contains(ProblemType.OUTCOME_UNKNOWN) || types.contains(ProblemType.TOO_MANY_REQUESTS)) {
             response.addHeader("Retry-After", OASFactory.createHeader().ref("RetryAfter"));
         }
         return response;
@@ -130,7 +132,8 @@ public class OpenApiContract implements OASFilter {
             case PAYLOAD_TOO_LARGE -> "The body is larger than the limit (64 KiB by default).";
             case UNSUPPORTED_MEDIA_TYPE -> "The body is not `application/json`.";
             case OUTCOME_UNKNOWN -> "`outcome-unknown`: the database did not confirm the COMMIT, so the request may or may not have taken effect. Send the same request again (with the same Idempotency-Key, where the route takes one) after `Retry-After` to learn the outcome.";
-            case TEMPORARILY_UNAVAILABLE -> "The database is unavailable or too slow. The transaction is known not to have committed: nothing is recorded, and a retry with the same key after `Retry-After` is safe.";
+            case TEMPORARILY_UNAVAILABLE -> "The service is overloaded (shed at the door, before anything was done), the request's budget (`idempotency.request-budget`) was spent before its work could start, or the database is unavailable or too slow. Nothing is recorded either way (a transaction is known not to have committed), and a retry with the same key after `Retry-After` is safe. A shed answer's `Retry-After` is drawn at random and grows while the overload lasts.";
+            case TOO_MANY_REQUESTS -> "`too-many-requests`: this owner already has as many requests in progress as it may (`overload.owner.max-in-flight`). Nothing was done: retry with the same key after `Retry-After`.";
             default -> type.title() + ".";
         };
     }

@@ -51,11 +51,11 @@ class OpenApiContractTest {
                     "415 unsupported-media-type",
                     "422 unknown-sku insufficient-stock",
                     "500 outcome-unknown",
-                    "503 temporarily-unavailable"),
+                    "429 too-many-requests", "503 temporarily-unavailable"),
             route("GET", "/api/orders/{orderId}", ANY_CALLER, NO_KEY,
-                    "200", "401 unauthorized", "404 not-found", "503 temporarily-unavailable"),
+                    "200", "401 unauthorized", "404 not-found", "429 too-many-requests", "503 temporarily-unavailable"),
             route("GET", "/api/orders", ANY_CALLER, NO_KEY,
-                    "200", "400 invalid-request", "401 unauthorized", "503 temporarily-unavailable"),
+                    "200", "400 invalid-request", "401 unauthorized", "429 too-many-requests", "503 temporarily-unavailable"),
             route("PUT", "/api/inventory/{skuId}", "inventory-admin", NO_KEY,
                     "200",
                     "400 invalid-request",
@@ -64,9 +64,9 @@ class OpenApiContractTest {
                     "413 payload-too-large",
                     "415 unsupported-media-type",
                     "500 outcome-unknown",
-                    "503 temporarily-unavailable"),
+                    "429 too-many-requests", "503 temporarily-unavailable"),
             route("GET", "/api/inventory/{skuId}", ANY_CALLER, NO_KEY,
-                    "200", "401 unauthorized", "404 not-found", "503 temporarily-unavailable"),
+                    "200", "401 unauthorized", "404 not-found", "429 too-many-requests", "503 temporarily-unavailable"),
             route("POST", "/api/orders/{orderId}/payments", ANY_CALLER, KEY,
                     "201",
                     "202",
@@ -79,11 +79,11 @@ class OpenApiContractTest {
                     "422 payment-declined",
                     "500 outcome-unknown",
                     "502 payment-failed",
-                    "503 temporarily-unavailable"),
+                    "429 too-many-requests", "503 temporarily-unavailable"),
             route("GET", "/api/payments/{paymentId}", ANY_CALLER, NO_KEY,
-                    "200", "401 unauthorized", "404 not-found", "503 temporarily-unavailable"),
+                    "200", "401 unauthorized", "404 not-found", "429 too-many-requests", "503 temporarily-unavailable"),
             route("GET", "/api/admin/idempotency-records", "support", NO_KEY,
-                    "200", "400 invalid-request", "401 unauthorized", "403 forbidden", "503 temporarily-unavailable"));
+                    "200", "400 invalid-request", "401 unauthorized", "403 forbidden", "429 too-many-requests", "503 temporarily-unavailable"));
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -170,7 +170,7 @@ class OpenApiContractTest {
                 }
             });
         }
-        assertEquals(new TreeSet<>(List.of(400, 401, 403, 404, 409, 413, 415, 422, 500, 502, 503)), statuses,
+        assertEquals(new TreeSet<>(List.of(400, 401, 403, 404, 409, 413, 415, 422, 429, 500, 502, 503)), statuses,
                 "every problem answer of API.md is somewhere in the table");
 
         JsonNode scheme = document.at("/components/securitySchemes/bearerJwt");
