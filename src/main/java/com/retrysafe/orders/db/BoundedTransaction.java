@@ -74,7 +74,11 @@ public final class BoundedTransaction {
                     return Uni.createFrom().failure(new DatabaseTimeoutException(
                             "a connection came after the deadline; nothing was sent on it"));
                 }
-                RequestBudget.workStarted();
+                RuntimeException unwanted = RequestBudget.refusalToStart();
+                if (unwanted != null) {
+                    // Nothing was sent on it: the connection goes back to the pool as it came.
+                    return Uni.createFrom().failure(unwanted);
+                }
                 Uni<Transaction> begin = connection.begin();
                 Uni<T> body = work.apply(connection);
                 return ConnectionDiscard.onReadOnlyServer(connection, Uni.combine().all().unis(begin, body).asTuple()

@@ -51,7 +51,10 @@ public final class Deadline {
                 if (!held.take(connection)) {
                     return Uni.createFrom().<T>failure(expired(bound));
                 }
-                RequestBudget.workStarted();
+                RuntimeException unwanted = RequestBudget.refusalToStart();
+                if (unwanted != null) {
+                    return Uni.createFrom().<T>failure(unwanted);
+                }
                 return ConnectionDiscard.onReadOnlyServer(connection, work.apply(connection));
             })
                     .ifNoItem().after(bound).recoverWithUni(() -> {

@@ -16,7 +16,7 @@ import io.quarkus.runtime.Startup;
 
 /**
  * What an operator watches in an overload (docs/OPERATIONS.md "Overload"), every series there from
- * start-up: {@code http_admission_shed_total} (503 at the door), {@code http_admission_owner_limited_total}
+ * start-up: {@code http_admission_admitted_total}, {@code http_admission_shed_total} (503 at the door), {@code http_admission_owner_limited_total}
  * (429), {@code request_budget_spent_total{reason}} (requests not started: budget spent, or client
  * gone), {@code request_wait_seconds} (arrival at the door to the first database work, a histogram),
  * and the gauges {@code http_admission_limit} and {@code http_admission_in_flight}.
@@ -25,6 +25,7 @@ import io.quarkus.runtime.Startup;
 @ApplicationScoped
 public class OverloadMetrics {
 
+    private final Counter admitted;
     private final Counter shed;
     private final Counter ownerLimited;
     private final Counter budgetSpent;
@@ -34,6 +35,9 @@ public class OverloadMetrics {
     private volatile IntSupplier limit = () -> 0;
 
     public OverloadMetrics(MeterRegistry registry) {
+        admitted = Counter.builder("http.admission.admitted")
+                .description("Requests the door let in")
+                .register(registry);
         shed = Counter.builder("http.admission.shed")
                 .description("Requests answered 503 at the door, before any work, because the service had as much in"
                         + " progress as its limit")
@@ -60,7 +64,7 @@ public class OverloadMetrics {
         Gauge.builder("http.admission.limit", this, metrics -> metrics.limit.getAsInt())
                 .description("Requests the door lets be in progress at once now (adaptive)")
                 .register(registry);
-        Gauge.builder("http.admission.in.flight", inFlight, AtomicInteger::get)
+        Gauge.builder("http.admission.in.flight", this, metrics -> metrics.inFlight.get())
                 .description("Requests admitted at the door and not yet answered")
                 .register(registry);
     }
@@ -78,6 +82,7 @@ public class OverloadMetrics {
     }
 
     void admitted() {
+        admitted.increment();
         inFlight.incrementAndGet();
     }
 

@@ -106,9 +106,27 @@ public final class RequestBudget {
         return current.within(limit);
     }
 
-    /** Told once a piece of work holds its connection: the first time, how long the request queued. */
-    public static void workStarted() {
-        current().ifPresent(RequestBudget::markWorkStarted);
+    /**
+     * Asked once a piece of work holds its connection, before it sends anything: the wait for the
+     * connection may have outlasted the client or the budget, and then the work must not start (the
+     * connection goes back to the pool unused). The first time work starts, how long the request
+     * queued is recorded.
+     *
+     * @return why the work must not start, or null when it may (returned, not thrown: it must fail
+     *         the work's Uni, so the pool gets its connection back)
+     */
+    public static BudgetSpentException refusalToStart() {
+        Optional<RequestBudget> budget = current();
+        if (budget.isEmpty()) {
+            return null;
+        }
+        try {
+            budget.get().checkStillWanted();
+        } catch (BudgetSpentException refused) {
+            return refused;
+        }
+        budget.get().markWorkStarted();
+        return null;
     }
 
     /** Makes this the budget of the request being served on this thread; false off a duplicated context. */
