@@ -22,6 +22,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import com.retrysafe.orders.packaged.PackagedJar;
@@ -55,6 +57,9 @@ class OverloadIT {
     private static final long OVERLOAD_MILLIS = 30_000;
     private static final long AFTER_MILLIS = 10_000;
     private static final long RECOVERED_WITHIN_MILLIS = 5_000;
+    private static final int QUIET_PER_SECOND = 20;
+    /** How much the quiet owner's p99 may grow beside a flood (p99 alone taken as at least 10 ms). */
+    private static final int QUIET_LATENCY_FACTOR = 3;
 
     record Figures(long timeoutMillis, double capacity, double offered, double goodput, long shed,
             long shedP50Micros, long shedP99Micros, long unavailableInside, long gaveUp, long orders, double after,
@@ -70,60 +75,159 @@ class OverloadIT {
         }
     }
 
-    @Test
-    void goodputHoldsAtThreeTimesCapacity() throws Exception {
+    private static PgCluster server;
+    private static PackagedJar jar;
+    private static Process app;
+    private static int port;
+    private static long self;
+    private static String selfAffinity;
+    private static final List<String> TOKENS = new ArrayList<>();
+    private static final List<Long> SKU_IDS = new ArrayList<>();
+
+    /** The service and its PostgreSQL on CPU 0, this JVM (the clients) on CPU 1; 100 SKUs, 500 owners. */
+    @BeforeAll
+    static void start() throws Exception {
         Cpus.requireTwo();
-        long self = ProcessHandle.current().pid();
-        String selfAffinity = Cpus.affinity(self);
-        try (PgCluster server = PgCluster.primary(ROOT, "pg", "")) {
-            Cpus.pin(server.processes(), "0");
-            PackagedJar jar = PackagedJar.onServer("overload", "127.0.0.1", server.port, "postgres");
-            Map<String, String> env = jar.databaseEnv();
-            env.put("QUARKUS_DATASOURCE_REACTIVE_MAX_SIZE", Integer.toString(POOL));
-            int port = jar.withKeyAndPort(env);
-            String base = "http://127.0.0.1:" + port;
-            Process app = jar.start(env, "overload");
-            try {
-                awaitReady(base, app);
-                Cpus.pin(app.pid(), "0");
-                Cpus.pin(self, "1");
-                List<Long> skus = new ArrayList<>();
-                for (int i = 1; i <= SKUS; i++) {
-                    long sku = 11_000_000L + i;
-                    assertEquals(200, jar.setStock(base, sku, STOCK));
-                    skus.add(sku);
-                }
-                List<String> tokens = new ArrayList<>();
-                for (int owner = 1; owner <= OWNERS; owner++) {
-                    tokens.add(jar.token(Long.toString(1_100_000L + owner)));
-                }
-                String build = System.getProperty("overload.build", "this build");
-                List<Figures> runs = new ArrayList<>();
-                for (long timeout : new long[] { 5_000, 2_000 }) {
-                    runs.add(run(build, jar, server, app, port, tokens, skus, timeout, runs.isEmpty()));
-                }
-                Figures five = runs.get(0);
-                assertTrue(five.goodput() >= 0.5 * five.capacity(), "5 s clients: goodput " + five.goodput()
-                        + "/s during the overload, below half the capacity " + five.capacity() + "/s");
-                assertTrue(five.shedP99Micros() < 50_000, "5 s clients: shed answers took "
-                        + five.shedP99Micros() / 1000.0 + " ms at p99");
-                assertTrue(five.after() >= 0.9 * five.capacity(), "5 s clients: " + five.after()
-                        + "/s from 5 s after the overload, below 0.9 x the capacity " + five.capacity() + "/s");
-                for (Figures figures : runs) {
-                    assertTrue(figures.maxSessions() <= POOL + SESSION_MARGIN, figures.timeoutMillis() + " ms clients: "
-                            + figures.maxSessions() + " sessions of the service on the server, the pool is " + POOL);
-                }
-                assertTrue(app.isAlive(), "the same process served throughout");
-            } finally {
+        self = ProcessHandle.current().pid();
+        selfAffinity = Cpus.affinity(self);
+        server = PgCluster.primary(ROOT, "pg", "");
+        Cpus.pin(server.processes(), "0");
+        jar = PackagedJar.onServer("overload", "127.0.0.1", server.port, "postgres");
+        Map<String, String> env = jar.databaseEnv();
+        env.put("QUARKUS_DATASOURCE_REACTIVE_MAX_SIZE", Integer.toString(POOL));
+        port = jar.withKeyAndPort(env);
+        String base = "http://127.0.0.1:" + port;
+        app = jar.start(env, "overload");
+        awaitReady(base, app);
+        Cpus.pin(app.pid(), "0");
+        Cpus.pin(self, "1");
+        for (int i = 1; i <= SKUS; i++) {
+            long sku = 11_000_000L + i;
+            assertEquals(200, jar.setStock(base, sku, STOCK));
+            SKU_IDS.add(sku);
+        }
+        for (int owner = 1; owner <= OWNERS; owner++) {
+            TOKENS.add(jar.token(Long.toString(1_100_000L + owner)));
+        }
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        try {
+            if (self != 0 && selfAffinity != null) {
                 Cpus.pin(self, selfAffinity);
+            }
+            if (app != null) {
                 app.destroy();
                 app.onExit().get(30, TimeUnit.SECONDS);
+            }
+            if (jar != null) {
                 jar.close();
+            }
+        } finally {
+            if (server != null) {
+                server.close();
             }
         }
     }
 
-    private Figures run(String build, PackagedJar jar, PgCluster server, Process app, int port, List<String> tokens, List<Long> skus,
+    @Test
+    void goodputHoldsAtThreeTimesCapacity() throws Exception {
+        String build = System.getProperty("overload.build", "this build");
+        List<Figures> runs = new ArrayList<>();
+        for (long timeout : new long[] { 5_000, 2_000 }) {
+            runs.add(run(build, jar, server, app, port, TOKENS, SKU_IDS, timeout, runs.isEmpty()));
+        }
+        Figures five = runs.get(0);
+        assertTrue(five.goodput() >= 0.5 * five.capacity(), "5 s clients: goodput " + five.goodput()
+                + "/s during the overload, below half the capacity " + five.capacity() + "/s");
+        assertTrue(five.shedP99Micros() < 50_000, "5 s clients: shed answers took "
+                + five.shedP99Micros() / 1000.0 + " ms at p99");
+        assertTrue(five.after() >= 0.9 * five.capacity(), "5 s clients: " + five.after()
+                + "/s from 5 s after the overload, below 0.9 x the capacity " + five.capacity() + "/s");
+        for (Figures figures : runs) {
+            assertTrue(figures.maxSessions() <= POOL + SESSION_MARGIN, figures.timeoutMillis() + " ms clients: "
+                    + figures.maxSessions() + " sessions of the service on the server, the pool is " + POOL);
+        }
+        assertTrue(app.isAlive(), "the same process served throughout");
+    }
+
+    /**
+     * API.md section 12, "Fair to owners": one owner sends new orders at 3 x capacity (retrying as the
+     * contract says) while a quiet owner keeps its trickle of 20 orders a second. The quiet owner's
+     * orders are measured alone first, then beside the flood: their latency (first attempt to 201,
+     * retries included) may grow by at most {@link #QUIET_LATENCY_FACTOR} at p99, and none of them
+     * may be turned away more than a few times.
+     */
+    @Test
+    void aFloodingOwnerLeavesTheOthersTheirLatency() throws Exception {
+        String quietToken = jar.token("1200001");
+        String floodToken = jar.token("1200002");
+        double capacity;
+        try (RetryingLoad loop = new RetryingLoad("127.0.0.1", port, 5_000, TOKENS, SKU_IDS)) {
+            warmUp(loop);
+            long from = System.nanoTime();
+            loop.closedLoop(LOOP_CLIENTS, MEASURE_MILLIS);
+            capacity = loop.createdBetween(from, System.nanoTime()) * 1000.0 / MEASURE_MILLIS;
+        }
+        List<Long> alone;
+        try (RetryingLoad quiet = new RetryingLoad("127.0.0.1", port, 5_000, List.of(quietToken), SKU_IDS)) {
+            quiet.arrive(QUIET_PER_SECOND, 10_000);
+            quiet.drain();
+            alone = new ArrayList<>(quiet.orderMicros);
+        }
+        List<Long> beside;
+        long quietTurnedAway;
+        long floodTooMany;
+        double floodGoodput;
+        try (RetryingLoad quiet = new RetryingLoad("127.0.0.1", port, 5_000, List.of(quietToken), SKU_IDS);
+                RetryingLoad flood = new RetryingLoad("127.0.0.1", port, 5_000, List.of(floodToken), SKU_IDS)) {
+            Thread flooding = new Thread(() -> flood.arrive(3 * capacity, 20_000), "flood");
+            flooding.start();
+            // The flood fills its share first; the quiet owner's trickle runs inside it.
+            Thread.sleep(2_000);
+            long from = System.nanoTime();
+            quiet.arrive(QUIET_PER_SECOND, 15_000);
+            floodGoodput = flood.createdBetween(from, System.nanoTime()) / 15.0;
+            flooding.join();
+            quiet.drain();
+            flood.drain();
+            beside = new ArrayList<>(quiet.orderMicros);
+            quietTurnedAway = quiet.status(429) + quiet.status(503);
+            floodTooMany = flood.status(429);
+            assertEquals(List.of(), quiet.unexpected, "the quiet owner's unexpected answers");
+            assertEquals(0, quiet.status(500) + flood.status(500), "500 answers");
+            assertEquals(0, quiet.gaveUp.sum(), "quiet orders given up");
+        }
+        long aloneP50 = RetryingLoad.percentile(alone, 50);
+        long aloneP99 = RetryingLoad.percentile(alone, 99);
+        long besideP50 = RetryingLoad.percentile(beside, 50);
+        long besideP99 = RetryingLoad.percentile(beside, 99);
+        String row = String.format("| %s | %.0f/s | %d | %.1f ms / %.1f ms | %.1f ms / %.1f ms | %.1f x | %d | %d | %.0f/s |",
+                System.getProperty("overload.build", "this build"), capacity, QUIET_PER_SECOND, aloneP50 / 1000.0,
+                aloneP99 / 1000.0, besideP50 / 1000.0, besideP99 / 1000.0, besideP99 / (double) Math.max(1, aloneP99),
+                quietTurnedAway, floodTooMany, floodGoodput);
+        recordOwners(row);
+        assertTrue(besideP99 <= QUIET_LATENCY_FACTOR * Math.max(aloneP99, 10_000), "the quiet owner's p99 went from "
+                + aloneP99 / 1000.0 + " ms alone to " + besideP99 / 1000.0 + " ms beside the flood");
+        assertTrue(quietTurnedAway <= beside.size() / 20, "the quiet owner was turned away " + quietTurnedAway
+                + " times for " + beside.size() + " orders");
+        assertTrue(floodTooMany > 0, "the flooding owner met its share (429)");
+    }
+
+    private static void recordOwners(String row) throws Exception {
+        Path owners = FIGURES.resolveSibling("overload-owners.md");
+        Files.createDirectories(owners.getParent());
+        if (!Files.exists(owners)) {
+            Files.writeString(owners, "| build | capacity C | quiet orders/s | quiet p50 / p99 alone |"
+                    + " quiet p50 / p99 beside a 3 x C flood of one owner | p99 factor | quiet turned away |"
+                    + " flood's 429 | flood's orders/s |\n|---|---|---|---|---|---|---|---|---|\n", StandardCharsets.UTF_8);
+        }
+        Files.writeString(owners, row + "\n", StandardCharsets.UTF_8, StandardOpenOption.APPEND);
+        System.out.println("[overload] owners " + row);
+    }
+
+    private static Figures run(String build, PackagedJar jar, PgCluster server, Process app, int port, List<String> tokens, List<Long> skus,
             long timeoutMillis, boolean warmUp) throws Exception {
         try (RetryingLoad load = new RetryingLoad("127.0.0.1", port, timeoutMillis, tokens, skus)) {
             if (warmUp) {
@@ -183,7 +287,7 @@ class OverloadIT {
     }
 
     /** One order per key, stock exact, every 201 answered with an order that is there; no 500, nothing unexpected. */
-    private void checkLedger(PackagedJar jar, PgCluster server, RetryingLoad load, long timeoutMillis) throws Exception {
+    private static void checkLedger(PackagedJar jar, PgCluster server, RetryingLoad load, long timeoutMillis) throws Exception {
         String where = timeoutMillis + " ms clients: ";
         assertEquals(0, load.status(500), where + "500 answers");
         assertEquals(List.of(), load.unexpected, where + "unexpected answers");

@@ -60,6 +60,8 @@ final class RetryingLoad implements AutoCloseable {
     /** 503 answers from further in: a budget spent before the work started, a database deadline. */
     final LongAdder unavailableInside = new LongAdder();
     final List<String> unexpected = java.util.Collections.synchronizedList(new ArrayList<>());
+    /** Each order answered 201: from its first attempt to the 201, in microseconds, retries included. */
+    final List<Long> orderMicros = java.util.Collections.synchronizedList(new ArrayList<>());
 
     static final class Order {
         final String key;
@@ -188,6 +190,7 @@ final class RetryingLoad implements AutoCloseable {
                         order.orderId = orderIdOf(text);
                         order.status = 201;
                         created.add(new long[] { now, order.orderId });
+                        orderMicros.add((now - order.firstAttemptNanos) / 1_000);
                         done.run();
                     }
                     case 503, 429 -> {
