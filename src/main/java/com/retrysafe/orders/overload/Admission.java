@@ -6,8 +6,10 @@ import jakarta.enterprise.context.ApplicationScoped;
 
 import com.netflix.concurrency.limits.Limit;
 import com.netflix.concurrency.limits.Limiter;
-import com.netflix.concurrency.limits.limit.Gradient2Limit;
+import com.netflix.concurrency.limits.limit.VegasLimit;
 import com.netflix.concurrency.limits.limiter.SimpleLimiter;
+
+import io.quarkus.runtime.Startup;
 
 /**
  * The door's verdict (API.md section 12): a request is admitted while fewer requests are in
@@ -15,11 +17,15 @@ import com.netflix.concurrency.limits.limiter.SimpleLimiter;
  * returns a permit or nothing, and the permit is told how its request ended, so the limit learns
  * from each request's fate (Netflix concurrency-limits' {@code Limiter}).
  * <p>
- * The limit is adaptive (Gradient2): it grows while the answers come as fast as they did unloaded,
- * and shrinks when they slow down, that is when work queues somewhere below (the pool, PostgreSQL's
- * CPU). Work that waits in a queue is work a client may have given up on; work the door turns away
+ * The limit is adaptive (TCP Vegas, as Netflix's {@code VegasLimit}): from the fastest answer seen
+ * (the latency with nothing queued) and the latest, it estimates how many requests wait in a queue
+ * somewhere below (the pool, PostgreSQL's CPU), and keeps that queue short: the limit grows while
+ * it is nearly empty and shrinks when it is not. Gradient2, which follows a long-term average of
+ * the latency instead, drifted up to its maximum in a sustained overload (8..100 in OverloadIT's
+ * run), five times the pool: the work then queued for connections again. Work that waits in a queue is work a client may have given up on; work the door turns away
  * costs microseconds and tells the client, while it still waits, when to come back.
  */
+@Startup
 @ApplicationScoped
 public class Admission {
 
@@ -31,11 +37,10 @@ public class Admission {
 
     public Admission(OverloadConfig config, OverloadMetrics metrics) {
         this.enabled = config.enabled();
-        this.limit = Gradient2Limit.newBuilder()
+        this.limit = new AtLeast(VegasLimit.newBuilder()
                 .initialLimit(config.limit().initial())
-                .minLimit(config.limit().min())
                 .maxConcurrency(config.limit().max())
-                .build();
+                .build(), config.limit().min());
         this.limiter = SimpleLimiter.newBuilder().named("http").limit(limit).build();
         this.metrics = metrics;
         this.retryAfter = new RetryAfterPolicy(config.retryAfter().min(), config.retryAfter().max(),

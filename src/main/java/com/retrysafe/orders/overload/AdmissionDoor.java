@@ -24,23 +24,33 @@ import io.vertx.ext.web.RoutingContext;
  * its token is verified, its body read or anything sent to the database: a few microseconds of the
  * event loop, so the answer reaches the client while it still waits. Health, metrics and info
  * ({@code /q/}) are never shed: they are not behind this door.
+ * <p>
+ * Before that, the owner's share: when the request's bearer token was verified before (the
+ * {@link VerifiedOwners} look-up, no signature check), an owner with as many requests in progress
+ * as it may is answered {@code 429} here, without taking a place. Other requests are counted
+ * against their owner once their token is verified ({@code AuthenticatedOwner}).
  */
 @ApplicationScoped
 public class AdmissionDoor {
 
     private static final Logger LOG = Logger.getLogger(AdmissionDoor.class);
+    private static final String BEARER = "Bearer ";
 
     private final Admission admission;
     private final OwnerLimits owners;
+    private final VerifiedOwners verifiedOwners;
     private final OverloadMetrics metrics;
     private final Duration budget;
     private final Buffer shedBody;
+    private final ProblemWriter problems;
     private volatile boolean warnedNoContext;
 
-    public AdmissionDoor(Admission admission, OwnerLimits owners, OverloadMetrics metrics,
-            RequestBudgetConfig budgetConfig, ProblemWriter problems) {
+    public AdmissionDoor(Admission admission, OwnerLimits owners, VerifiedOwners verifiedOwners,
+            OverloadMetrics metrics, RequestBudgetConfig budgetConfig, ProblemWriter problems) {
         this.admission = admission;
         this.owners = owners;
+        this.verifiedOwners = verifiedOwners;
+        this.problems = problems;
         this.metrics = metrics;
         this.budget = budgetConfig.requestBudget();
         // One body for every shed answer, made once: shedding must cost next to nothing.
@@ -55,8 +65,24 @@ public class AdmissionDoor {
 
     void admit(RoutingContext context) {
         long arrival = System.nanoTime();
+        // The owner's share first, when a token verified before names the owner: a flood of one
+        // owner is turned away here without taking the places everyone else needs.
+        long owner = knownOwner(context);
+        if (owner > 0 && !owners.tryEnter(owner)) {
+            TooManyRequestsException refused = new TooManyRequestsException(owners.cap(),
+                    OwnerLimits.retryAfterSeconds());
+            context.response()
+                    .setStatusCode(429)
+                    .putHeader(HttpHeaders.CONTENT_TYPE, Problem.MEDIA_TYPE)
+                    .putHeader(HttpHeaders.RETRY_AFTER, Long.toString(refused.retryAfterSeconds()))
+                    .end(problems.json(Problem.of(ProblemType.TOO_MANY_REQUESTS, 429, refused.getMessage())));
+            return;
+        }
         Optional<Admission.Permit> permit = admission.tryAdmit();
         if (permit.isEmpty()) {
+            if (owner > 0) {
+                owners.leave(owner);
+            }
             context.response()
                     .setStatusCode(503)
                     .putHeader(HttpHeaders.CONTENT_TYPE, Problem.MEDIA_TYPE)
@@ -65,6 +91,9 @@ public class AdmissionDoor {
             return;
         }
         RequestBudget requestBudget = new RequestBudget(arrival, budget, context.response(), metrics, owners);
+        if (owner > 0) {
+            requestBudget.ownerPlaceTaken(owner);
+        }
         if (!requestBudget.attach() && !warnedNoContext) {
             warnedNoContext = true;
             LOG.warn("A request is not served on a duplicated Vert.x context: its budget and owner limit do not apply");
@@ -81,5 +110,15 @@ public class AdmissionDoor {
             }
         });
         context.next();
+    }
+
+    /** The owner of the request's bearer token if that token was verified before, else 0. */
+    private long knownOwner(RoutingContext context) {
+        String authorization = context.request().getHeader(HttpHeaders.AUTHORIZATION);
+        if (authorization == null || authorization.length() <= BEARER.length()
+                || !authorization.regionMatches(true, 0, BEARER, 0, BEARER.length())) {
+            return 0;
+        }
+        return verifiedOwners.ownerOf(authorization.substring(BEARER.length()).trim()).orElse(0);
     }
 }

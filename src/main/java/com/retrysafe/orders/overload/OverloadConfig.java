@@ -16,7 +16,7 @@ public interface OverloadConfig {
     @WithDefault("true")
     boolean enabled();
 
-    /** The adaptive limit on requests in progress (Netflix's Gradient2, docs/DESIGN.md "Overload"). */
+    /** The adaptive limit on requests in progress (Netflix's Vegas, docs/DESIGN.md "Overload"). */
     Limit limit();
 
     /** Each owner's share: past it, 429 too-many-requests. */

@@ -66,6 +66,11 @@ public final class RequestBudget {
         owner = ownerId;
     }
 
+    /** The door took the owner's place already (a token verified before names it). */
+    synchronized void ownerPlaceTaken(long ownerId) {
+        owner = ownerId;
+    }
+
     /** The request was answered (or its connection closed): its owner's place is free again. */
     synchronized void release() {
         if (owner != null) {

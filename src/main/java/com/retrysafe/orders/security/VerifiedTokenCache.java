@@ -6,6 +6,7 @@ import java.security.NoSuchAlgorithmException;
 import java.security.PrivateKey;
 import java.security.PublicKey;
 import java.util.HexFormat;
+import java.util.OptionalLong;
 import java.util.concurrent.ConcurrentHashMap;
 
 import javax.crypto.SecretKey;
@@ -18,6 +19,9 @@ import jakarta.enterprise.inject.Alternative;
 import org.eclipse.microprofile.config.Config;
 import org.eclipse.microprofile.jwt.JsonWebToken;
 import org.jboss.logging.Logger;
+
+import com.retrysafe.orders.overload.VerifiedOwners;
+import com.retrysafe.orders.web.AuthenticatedOwner;
 
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
@@ -45,7 +49,7 @@ import io.vertx.core.Vertx;
 @Alternative
 @Priority(1)
 @ApplicationScoped
-public class VerifiedTokenCache implements JWTParser {
+public class VerifiedTokenCache implements JWTParser, VerifiedOwners {
 
     static final long MAX_AGE_SECONDS = 60;
     static final int MAX_ENTRIES = 10_000;
@@ -127,7 +131,8 @@ public class VerifiedTokenCache implements JWTParser {
                 verified.clear();
             }
             // Stamped with the key it was verified with: after a rotation it no longer counts.
-            verified.put(bearerToken, new Verified(token, validUntil, verifier.generation));
+            verified.put(bearerToken, new Verified(token, validUntil, verifier.generation,
+                    AuthenticatedOwner.ownerIdOf(token.getSubject())));
         }
         return token;
     }
@@ -172,7 +177,18 @@ public class VerifiedTokenCache implements JWTParser {
         return current.parser.parseOnly(bearerToken);
     }
 
-    private record Verified(JsonWebToken token, long validUntilEpochSecond, long generation) {
+    /** Only a token that verified, with the current key, and is still valid, names its owner here. */
+    @Override
+    public OptionalLong ownerOf(String bearerToken) {
+        Verified hit = verified.get(bearerToken);
+        if (hit == null || hit.generation != current.generation
+                || System.currentTimeMillis() / 1000 >= hit.validUntilEpochSecond) {
+            return OptionalLong.empty();
+        }
+        return hit.owner;
+    }
+
+    private record Verified(JsonWebToken token, long validUntilEpochSecond, long generation, OptionalLong owner) {
     }
 
     private record Verifier(DefaultJWTParser parser, long generation) {

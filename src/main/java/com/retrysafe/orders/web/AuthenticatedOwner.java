@@ -1,5 +1,6 @@
 package com.retrysafe.orders.web;
 
+import java.util.OptionalLong;
 import java.util.regex.Pattern;
 
 import jakarta.enterprise.context.ApplicationScoped;
@@ -24,19 +25,24 @@ public class AuthenticatedOwner {
     }
 
     public long id() {
-        String subject = token.getSubject();
-        if (subject != null && POSITIVE_LONG.matcher(subject).matches()) {
-            long owner;
-            try {
-                owner = Long.parseLong(subject);
-            } catch (NumberFormatException overflow) {
-                // 19 digits above Long.MAX_VALUE: 401.
-                throw ProblemException.unauthorized("The token's subject must be a positive 64-bit integer");
-            }
-            // Where the owner becomes known, it takes one of its places (API.md section 12).
-            RequestBudget.admitOwner(owner);
-            return owner;
+        OptionalLong owner = ownerIdOf(token.getSubject());
+        if (owner.isEmpty()) {
+            throw ProblemException.unauthorized("The token's subject must be a positive 64-bit integer");
         }
-        throw ProblemException.unauthorized("The token's subject must be a positive 64-bit integer");
+        // Where the owner becomes known, it takes one of its places (API.md section 12).
+        RequestBudget.admitOwner(owner.getAsLong());
+        return owner.getAsLong();
+    }
+
+    /** The owner a token's {@code sub} names: a positive 64-bit integer, else none. */
+    public static OptionalLong ownerIdOf(String subject) {
+        if (subject != null && POSITIVE_LONG.matcher(subject).matches()) {
+            try {
+                return OptionalLong.of(Long.parseLong(subject));
+            } catch (NumberFormatException overflow) {
+                // 19 digits above Long.MAX_VALUE.
+            }
+        }
+        return OptionalLong.empty();
     }
 }
