@@ -27,12 +27,16 @@ public interface OverloadConfig {
 
     interface Limit {
 
-        /** Requests in progress the limit starts from: about the pool's size, which is where the database saturates. */
+        /** Requests in progress the limit starts from: the pool's size, about where the database saturates. */
         @WithDefault("20")
         int initial();
 
-        /** It never goes below this, so a slow spell can't shut the door on everyone. */
-        @WithDefault("8")
+        /**
+         * It never goes below this, so a slow spell can't shut the door on everyone, nor starve the
+         * database of work: the 16 clients that measure the capacity in OverloadIT keep as many
+         * requests in progress.
+         */
+        @WithDefault("16")
         int min();
 
         /** Nor above this. */
@@ -43,11 +47,12 @@ public interface OverloadConfig {
     interface Owner {
 
         /**
-         * Requests of one owner in progress at once, and never more than half the door's current
-         * limit; 0 turns the limit off. Generous for a shopper (who has one or two at most), and
-         * below what the service runs at once, so one owner's flood leaves the rest to the others.
+         * Requests of one owner in progress at once, and never more than half the door's smallest
+         * limit; 0 turns the limit off. Generous for a shopper (who has one or two at most): at a few
+         * milliseconds a create, 8 at once are thousands of orders a second. Below what the door
+         * always admits, so one owner's flood leaves the rest to the others.
          */
-        @WithDefault("16")
+        @WithDefault("8")
         int maxInFlight();
     }
 

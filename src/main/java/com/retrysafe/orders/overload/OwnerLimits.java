@@ -8,21 +8,24 @@ import jakarta.enterprise.context.ApplicationScoped;
 /**
  * Each owner's share of the work in progress (API.md section 12, "Fair to owners"): at most
  * {@code overload.owner.max-in-flight} requests of one owner at once, and never more than half of
- * the door's current limit. One owner's flood then holds at most half the places, its excess is
- * answered 429 at once, and the other half is left to the others. Nothing is recorded for a request
- * turned away: a retry with the same key is safe.
+ * the door's smallest limit ({@code overload.limit.min}). One owner's flood then holds at most
+ * half the places the door always has, its excess is answered 429 at once, and the other half is
+ * left to the others, however the adaptive limit moves (a share taken from the current limit was
+ * tried: when the limit fell, a flood still held the places it took at the higher one, and the
+ * door turned the quiet owners away).
+ * Nothing is recorded for a request turned away: a retry with the same key is safe.
  */
 @ApplicationScoped
 public class OwnerLimits {
 
     private final int maxInFlight;
-    private final Admission admission;
+    private final int cap;
     private final OverloadMetrics metrics;
     private final ConcurrentHashMap<Long, Integer> inFlight = new ConcurrentHashMap<>();
 
-    public OwnerLimits(OverloadConfig config, Admission admission, OverloadMetrics metrics) {
+    public OwnerLimits(OverloadConfig config, OverloadMetrics metrics) {
         this.maxInFlight = config.owner().maxInFlight();
-        this.admission = admission;
+        this.cap = Math.max(1, Math.min(maxInFlight, config.limit().min() / 2));
         this.metrics = metrics;
     }
 
@@ -31,7 +34,6 @@ public class OwnerLimits {
         if (maxInFlight <= 0) {
             return true;
         }
-        int cap = cap();
         boolean[] entered = { false };
         inFlight.compute(owner, (key, count) -> {
             int now = count == null ? 0 : count;
@@ -60,9 +62,9 @@ public class OwnerLimits {
         return 1 + ThreadLocalRandom.current().nextInt(2);
     }
 
-    /** How many requests one owner may have in progress now. */
+    /** How many requests one owner may have in progress. */
     int cap() {
-        return Math.max(1, Math.min(maxInFlight, admission.limit() / 2));
+        return cap;
     }
 
     int inFlight(long owner) {

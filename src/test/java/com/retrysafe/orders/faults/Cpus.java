@@ -57,6 +57,34 @@ final class Cpus {
         return processes.stream().mapToLong(process -> cpuMillis(process.pid())).sum();
     }
 
+    /**
+     * The scheduler's account of the process's threads whose name starts with {@code prefix}
+     * (/proc/PID/task/TID/schedstat, summed): nanoseconds on a CPU, nanoseconds runnable but
+     * waiting for one, and the number of times each was given a CPU. The difference of two readings
+     * says how long a thread waited for its turn: the part of an answer's latency no code can cut.
+     */
+    static long[] schedstat(long pid, String prefix) {
+        long[] total = new long[3];
+        try (var tasks = Files.list(Path.of("/proc", Long.toString(pid), "task"))) {
+            for (Path task : tasks.toList()) {
+                try {
+                    if (!Files.readString(task.resolve("comm")).trim().startsWith(prefix)) {
+                        continue;
+                    }
+                    String[] fields = Files.readString(task.resolve("schedstat")).trim().split("\\s+");
+                    for (int i = 0; i < 3; i++) {
+                        total[i] += Long.parseLong(fields[i]);
+                    }
+                } catch (IOException | RuntimeException gone) {
+                    // A thread that ended meanwhile.
+                }
+            }
+        } catch (IOException gone) {
+            // The process ended.
+        }
+        return total;
+    }
+
     private static String run(String... command) {
         try {
             Process process = new ProcessBuilder(command).redirectErrorStream(true).start();

@@ -97,10 +97,9 @@ class AdmissionTest {
     }
 
     @Test
-    @DisplayName("an owner holds at most overload.owner.max-in-flight places, and never more than half the limit")
+    @DisplayName("an owner holds at most overload.owner.max-in-flight places, and never more than half the door's smallest limit")
     void anOwnersShareIsCapped() {
-        Admission admission = new Admission(config(40, 16), metrics);
-        OwnerLimits owners = new OwnerLimits(config(40, 16), admission, metrics);
+        OwnerLimits owners = new OwnerLimits(config(40, 16), metrics);
         for (int i = 0; i < 16; i++) {
             assertTrue(owners.tryEnter(7), "place " + (i + 1) + " of 16");
         }
@@ -110,19 +109,17 @@ class AdmissionTest {
         owners.leave(7);
         assertTrue(owners.tryEnter(7), "a place the owner freed");
 
-        Admission small = new Admission(config(10, 16), metrics);
-        OwnerLimits halfOfTen = new OwnerLimits(config(10, 16), small, metrics);
+        OwnerLimits halfOfTen = new OwnerLimits(config(10, 16), metrics);
         for (int i = 0; i < 5; i++) {
             assertTrue(halfOfTen.tryEnter(9));
         }
-        assertFalse(halfOfTen.tryEnter(9), "half of a limit of 10");
+        assertFalse(halfOfTen.tryEnter(9), "half of a smallest limit of 10");
     }
 
     @Test
     @DisplayName("leaving frees the owner's places; an owner without work in progress holds no memory")
     void leavingForgetsIdleOwners() {
-        Admission admission = new Admission(config(40, 16), metrics);
-        OwnerLimits owners = new OwnerLimits(config(40, 16), admission, metrics);
+        OwnerLimits owners = new OwnerLimits(config(40, 16), metrics);
         owners.tryEnter(5);
         owners.tryEnter(5);
         owners.leave(5);
@@ -134,8 +131,7 @@ class AdmissionTest {
     @Test
     @DisplayName("0 turns the owner limit off")
     void zeroTurnsTheOwnerLimitOff() {
-        Admission admission = new Admission(config(40, 0), metrics);
-        OwnerLimits owners = new OwnerLimits(config(40, 0), admission, metrics);
+        OwnerLimits owners = new OwnerLimits(config(40, 0), metrics);
         for (int i = 0; i < 100; i++) {
             assertTrue(owners.tryEnter(3));
         }
