@@ -51,7 +51,8 @@ class OperatorKitTest {
             "OrderServiceReadinessFlapping", "OrderServiceServerErrors", "OrderServiceUnavailable",
             "OrderServiceDbPoolSaturated", "OrderServiceDbPoolWaiting", "OrderServiceRedisBreakerOpen",
             "OrderServiceRedisErrors", "OrderServiceTargetDown", "OrderServiceAbsent", "OrderServicePaymentsStuck",
-            "OrderServiceOutboxStuck", "OrderServicePaymentResultConflicting");
+            "OrderServiceOutboxStuck", "OrderServicePaymentResultConflicting",
+            "OrderServiceShedding", "OrderServiceRequestBudgetSpent", "OrderServiceConnectionChurn");
 
     /** One signal per dashboard row the issue asks for; the scrape test checks the names exist. */
     private static final Set<String> REQUIRED_DASHBOARD_METRICS = Set.of(
@@ -61,7 +62,10 @@ class OperatorKitTest {
             "payments_tasks", "payments_oldest_unfinished_age_seconds", "payments_attempts_total",
             "payments_lease_takeovers_total", "payments_fenced_writes_total",
             "payments_provider_latency_seconds_count", "outbox_events_published_total",
-            "outbox_oldest_unpublished_age_seconds", "inbox_messages_total");
+            "outbox_oldest_unpublished_age_seconds", "inbox_messages_total",
+            "http_admission_shed_total", "http_admission_owner_limited_total", "http_admission_limit",
+            "http_admission_in_flight", "request_budget_spent_total", "request_wait_seconds_bucket",
+            "db_connections_opened_total", "db_connections_closed_total");
 
     /** Labels Prometheus attaches to every scraped series; the service never exports them. */
     private static final Set<String> TARGET_LABELS = Set.of("job", "instance");

@@ -44,6 +44,14 @@ class KubernetesManifestIT {
     private static final Path APPLICATION_PROPERTIES = Path.of("src/main/resources/application.properties");
     private static final Path DOCKERFILE_JVM = Path.of("src/main/docker/Dockerfile.jvm");
     private static final Path CONFIG_EXAMPLE = Path.of("deploy/kubernetes/order-service-config.example.yml");
+    private static final Path POSTGRES_CLUSTER = Path.of("deploy/kubernetes/postgres-cluster.yml");
+
+    /**
+     * PostgreSQL sessions that are not the pools': CloudNativePG's instance manager and exporter, an
+     * administrator's psql, and sessions left behind by connections a pool closed while the session
+     * still waited (deploy/README.md "Autoscaling").
+     */
+    private static final int SESSIONS_NOT_OURS = 15;
 
     private static final String NAME = "order-service";
     private static final String CONFIG_MAP = "order-service-config";
@@ -360,7 +368,90 @@ class KubernetesManifestIT {
                 "the service reaches the primary through the cluster's read-write Service: " + url);
     }
 
+    /**
+     * deploy/README.md "Autoscaling": a HorizontalPodAutoscaler scales the Deployment on CPU, up at
+     * once and down slowly, and never to more pods than PostgreSQL's max_connections holds with
+     * every pool full and a surge pod rolling out.
+     */
+    @Test
+    void theAutoscalerScalesOnCpuWithinPostgresConnections() throws IOException {
+        JsonNode hpa = single("HorizontalPodAutoscaler", NAME);
+        assertEquals("autoscaling/v2", hpa.path("apiVersion").asText());
+        JsonNode target = hpa.at("/spec/scaleTargetRef");
+        assertEquals("apps/v1", target.path("apiVersion").asText(), "scaleTargetRef: " + target);
+        assertEquals("Deployment", target.path("kind").asText(), "scaleTargetRef: " + target);
+        assertEquals(NAME, target.path("name").asText(), "scaleTargetRef: " + target);
+
+        int minReplicas = hpa.at("/spec/minReplicas").asInt(1);
+        int maxReplicas = hpa.at("/spec/maxReplicas").asInt(0);
+        assertEquals(deployment.at("/spec/replicas").asInt(1), minReplicas,
+                "minReplicas must be the Deployment's replicas: applying the manifest then never scales below the"
+                        + " minimum (and the PodDisruptionBudget was sized for it)");
+        assertTrue(maxReplicas > minReplicas, "maxReplicas " + maxReplicas + " leaves nothing to scale to");
+
+        JsonNode metrics = hpa.at("/spec/metrics");
+        assertEquals(1, metrics.size(), "one signal, CPU (deploy/README.md \"Autoscaling\"): " + metrics);
+        JsonNode metric = metrics.get(0);
+        assertEquals("Resource", metric.path("type").asText(), "metric: " + metric);
+        assertEquals("cpu", metric.at("/resource/name").asText(), "metric: " + metric);
+        assertEquals("Utilization", metric.at("/resource/target/type").asText(), "metric: " + metric);
+        int utilization = metric.at("/resource/target/averageUtilization").asInt(0);
+        assertTrue(utilization > 0 && utilization <= 100, "averageUtilization " + utilization
+                + ": of the CPU request; above 100 a pod's one event loop would be busy before it scales");
+        assertNotNull(container.at("/resources/requests/cpu").asText(null),
+                "CPU utilization is measured against the container's CPU request, which is missing");
+
+        int pool = Integer.parseInt(property("quarkus.datasource.reactive.max-size"));
+        String surgeText = deployment.at("/spec/strategy/rollingUpdate/maxSurge").asText("1");
+        assertFalse(surgeText.endsWith("%"), "maxSurge " + surgeText + ": give it in pods, so the sum below holds");
+        int surge = Integer.parseInt(surgeText);
+        JsonNode parameters = postgresCluster().at("/spec/postgresql/parameters");
+        int maxConnections = parameters.path("max_connections").asInt(100);
+        int superuserReserved = parameters.path("superuser_reserved_connections").asInt(3);
+        int serviceConnections = (maxReplicas + surge) * pool;
+        assertTrue(serviceConnections + superuserReserved + SESSIONS_NOT_OURS <= maxConnections,
+                "(maxReplicas " + maxReplicas + " + surge " + surge + ") x pool " + pool + " = " + serviceConnections
+                        + " connections, + " + superuserReserved + " reserved for the superuser + " + SESSIONS_NOT_OURS
+                        + " for other sessions, is more than max_connections " + maxConnections
+                        + " (deploy/kubernetes/postgres-cluster.yml): new connections would fail with 53300");
+
+        JsonNode behavior = hpa.at("/spec/behavior");
+        int upWindow = behavior.at("/scaleUp/stabilizationWindowSeconds").asInt(0);
+        int downWindow = behavior.at("/scaleDown/stabilizationWindowSeconds").asInt(300);
+        assertTrue(upWindow <= 30, "scale up at once: scaleUp.stabilizationWindowSeconds is " + upWindow);
+        assertTrue(downWindow >= 300, "scale down slowly: scaleDown.stabilizationWindowSeconds is " + downWindow);
+        for (JsonNode policy : behavior.at("/scaleDown/policies")) {
+            assertTrue("Pods".equals(policy.path("type").asText()) && policy.path("value").asInt() <= 1
+                    && policy.path("periodSeconds").asInt() >= 60,
+                    "scale down at most one pod a minute: " + policy);
+        }
+    }
+
+    /**
+     * deploy/kubernetes/postgres-cluster.yml: PostgreSQL polls the socket of a session running a
+     * statement, so one whose client closed the connection (a deadline passed) ends within the
+     * interval instead of holding a connection slot until statement_timeout.
+     */
+    @Test
+    void theDatabaseEndsStatementsWhoseClientLeft() throws IOException {
+        JsonNode parameters = postgresCluster().at("/spec/postgresql/parameters");
+        String interval = parameters.path("client_connection_check_interval").asText(null);
+        assertNotNull(interval, "client_connection_check_interval is not set in deploy/kubernetes/postgres-cluster.yml:"
+                + " PostgreSQL's default 0 lets a statement whose client left run to its statement_timeout");
+        Duration check = duration("client_connection_check_interval", interval);
+        String dbTimeout = property("idempotency.db-timeout");
+        Duration statementTimeout = dbTimeout == null ? Duration.ofSeconds(5) : duration("idempotency.db-timeout", dbTimeout);
+        assertTrue(!check.isZero() && check.compareTo(statementTimeout) < 0, "client_connection_check_interval "
+                + interval + " must be above 0 and below statement_timeout (idempotency.db-timeout, " + statementTimeout
+                + "), or it ends nothing sooner");
+    }
+
     // ---------------------------------------------------------------------------------------------
+
+    private static JsonNode postgresCluster() throws IOException {
+        return readYaml(POSTGRES_CLUSTER).stream().filter(r -> "Cluster".equals(r.path("kind").asText())).findFirst()
+                .orElseThrow(() -> new AssertionError("no CloudNativePG Cluster in " + POSTGRES_CLUSTER));
+    }
 
     private static List<JsonNode> readYaml(Path file) throws IOException {
         List<JsonNode> documents = new ArrayList<>();
