@@ -2,6 +2,8 @@ package com.retrysafe.orders.payment.worker;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -11,6 +13,7 @@ import org.jboss.logging.Logger;
 
 import com.retrysafe.orders.db.BoundedTransaction;
 import com.retrysafe.orders.db.DatabaseErrors;
+import com.retrysafe.orders.db.OutcomeUnknownException;
 import com.retrysafe.orders.payment.PaymentFinisher;
 import com.retrysafe.orders.payment.PaymentStatus;
 import com.retrysafe.orders.payment.provider.ChargeRequest;
@@ -30,6 +33,13 @@ import io.vertx.mutiny.sqlclient.Pool;
  * result is written in one transaction that names the fencing token of the claim, so a worker
  * that lost the task (paused past its lease, then taken over) changes nothing.
  * <p>
+ * A provider's success is the one result that only this worker may hold: once the payment has
+ * ended otherwise (a result message), no worker takes its task again, and the charge would be
+ * forgotten. Its write is therefore retried, past the lease's end, until it lands as PAID, is
+ * found conflicting, or is refused because the payment is PAID already or another worker holds
+ * the task (which then hears the same success: the provider key is the same). Any other result
+ * whose write fails is heard again by the next attempt.
+ * <p>
  * Each attempt is a span that continues the trace of the request that accepted the payment (the
  * task keeps its traceparent): the provider call, the result's transaction and every retry sit
  * in the one trace whose id the 202's log line shows (docs/TRACING.md says why not a link).
@@ -42,6 +52,11 @@ public class PaymentWorker {
     private static final Logger LOG = Logger.getLogger(PaymentWorker.class);
     /** Backoff doubles at most this many times, so many attempts cannot overflow the delay. */
     private static final int MAX_DOUBLINGS = 30;
+    /**
+     * The longest wait between two tries of a charge's write: once the database is back (a
+     * failover, a partition healed), the charge lands within about this and one deadline.
+     */
+    static final Duration CHARGE_WRITE_BACKOFF_MAX = Duration.ofSeconds(5);
 
     /**
      * @param heartbeat how often the lease is extended during a call; zero: never (tests use it to
@@ -72,6 +87,8 @@ public class PaymentWorker {
     private final AtomicInteger inFlight = new AtomicInteger();
     private final AtomicBoolean claiming = new AtomicBoolean();
     private final AtomicLong fencedWrites = new AtomicLong();
+    /** Charges the provider reported whose write has not landed yet, by payment: named again at stop. */
+    private final Map<Long, UnwrittenCharge> unwrittenCharges = new ConcurrentHashMap<>();
     private volatile long pollTimer = -1;
 
     PaymentWorker(String owner, Pool pool, PaymentTasks tasks, PaymentFinisher finisher,
@@ -108,6 +125,19 @@ public class PaymentWorker {
             vertx.cancelTimer(pollTimer);
             pollTimer = -1;
         }
+        // Their retries end with this process. A payment still PENDING loses nothing (the worker
+        // that takes its task hears the same success); for one that ended otherwise, this line
+        // and the WARNs before it are all that is left of the charge.
+        unwrittenCharges.forEach((paymentId, charge) -> LOG.errorf("Payment %d: the provider charged it (chargeId"
+                + " %s, order %d), and the write of that charge has not landed before this worker stopped. If the"
+                + " payment is still PENDING, the worker that takes its task hears the same success from the"
+                + " provider; if it ended DECLINED or FAILED, money moved: a person must reconcile it with the"
+                + " provider", paymentId, charge.chargeId(), charge.orderId()));
+    }
+
+    /** Charges heard from the provider whose write is still being retried (tests read it). */
+    public int chargesBeingWritten() {
+        return unwrittenCharges.size();
     }
 
     /**
@@ -175,7 +205,10 @@ public class PaymentWorker {
                     return record(task, result);
                 })
                 .onFailure().recoverWithItem(failure -> {
-                    LOG.warnf("Payment %d: result not written (%s); the task is taken again once the lease ends",
+                    // Never a charge (its write is retried until it lands): a decline, a refusal or
+                    // an unknown outcome, which the provider tells again to whoever asks next.
+                    LOG.warnf("Payment %d: result not written (%s); while the payment is PENDING, its task is taken"
+                            + " again once the lease ends and the provider asked again with the same key",
                             task.paymentId(), DatabaseErrors.describe(failure));
                     return null;
                 })
@@ -206,7 +239,7 @@ public class PaymentWorker {
 
     private Uni<Void> record(ClaimedTask task, ChargeResult result) {
         return switch (result.kind()) {
-            case SUCCEEDED -> finish(task, PaymentStatus.PAID, result.chargeId(), null);
+            case SUCCEEDED -> finishCharged(task, result.chargeId());
             case DECLINED -> finish(task, PaymentStatus.DECLINED, null, result.detail());
             case REJECTED -> finish(task, PaymentStatus.FAILED, null, result.detail());
             // The provider may have charged: only a definitive answer may end the payment, and a new
@@ -222,11 +255,53 @@ public class PaymentWorker {
                     switch (write) {
                         case WRITTEN -> LOG.infof("Payment %d: %s after %d attempt(s)", task.paymentId(), ending,
                                 task.attempts());
-                        case FENCED -> refused(task, ending.name());
+                        case FENCED -> {
+                            if (chargeId == null) {
+                                refused(task, ending.name());
+                            } else {
+                                chargeRefused(task, chargeId);
+                            }
+                        }
                         case CONFLICTING -> conflicting(task, chargeId);
                     }
                 })
                 .replaceWithVoid();
+    }
+
+    /**
+     * The PAID write, each try a transaction under the deadline, retried with backoff until it
+     * lands, however long the database fails and whatever became of the lease. Delays run on
+     * Mutiny's scheduler, never on the event loop.
+     */
+    private Uni<Void> finishCharged(ClaimedTask task, String chargeId) {
+        unwrittenCharges.put(task.paymentId(), new UnwrittenCharge(chargeId, task.orderId()));
+        AtomicInteger tries = new AtomicInteger();
+        long first = Math.max(1, settings.backoff().toMillis());
+        return finish(task, PaymentStatus.PAID, chargeId, null)
+                .onFailure().invoke(failure -> chargeNotWritten(task, chargeId, tries.incrementAndGet(), failure))
+                .onFailure().retry()
+                .withBackOff(Duration.ofMillis(first), max(Duration.ofMillis(first), CHARGE_WRITE_BACKOFF_MAX))
+                .indefinitely()
+                .eventually(() -> unwrittenCharges.remove(task.paymentId()));
+    }
+
+    private void chargeNotWritten(ClaimedTask task, String chargeId, int tries, Throwable failure) {
+        String message = "Payment %d: the provider charged it (chargeId %s, order %d), and writing that failed"
+                + " (%s, try %d); retrying until it is written, even after the lease ends";
+        if (DatabaseErrors.isTransient(failure) || failure instanceof OutcomeUnknownException) {
+            LOG.warnf(message, task.paymentId(), chargeId, task.orderId(), DatabaseErrors.describe(failure), tries);
+        } else {
+            // Not a passing database failure: it will not land by itself.
+            LOG.errorf(failure, message, task.paymentId(), chargeId, task.orderId(), DatabaseErrors.describe(failure),
+                    tries);
+        }
+    }
+
+    private record UnwrittenCharge(String chargeId, long orderId) {
+    }
+
+    private static Duration max(Duration a, Duration b) {
+        return a.compareTo(b) >= 0 ? a : b;
     }
 
     private void conflicting(ClaimedTask task, String chargeId) {
@@ -248,6 +323,16 @@ public class PaymentWorker {
                     }
                 })
                 .replaceWithVoid();
+    }
+
+    private void chargeRefused(ClaimedTask task, String chargeId) {
+        fencedWrites.incrementAndGet();
+        metrics.fenced();
+        LOG.warnf("Payment %d: its charge (chargeId %s) not written by this worker: the payment is PAID already"
+                + " (by a result message, or by this worker's own earlier try whose COMMIT went unanswered), or"
+                + " another worker holds its task now (this worker's fencing token %d is no longer current) and"
+                + " hears the same success from the provider, asked with the same key", task.paymentId(), chargeId,
+                task.fencingToken());
     }
 
     private void refused(ClaimedTask task, String what) {
