@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -24,6 +25,7 @@ import com.retrysafe.orders.tracing.TraceContext;
 import com.retrysafe.orders.tracing.TracedWork;
 
 import io.smallrye.mutiny.Uni;
+import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import io.vertx.mutiny.sqlclient.Pool;
 
@@ -37,8 +39,9 @@ import io.vertx.mutiny.sqlclient.Pool;
  * ended otherwise (a result message), no worker takes its task again, and the charge would be
  * forgotten. Its write is therefore retried, past the lease's end, until it lands as PAID, is
  * found conflicting, or is refused because the payment is PAID already or another worker holds
- * the task (which then hears the same success: the provider key is the same). Any other result
- * whose write fails is heard again by the next attempt.
+ * the task (which then hears the same success: the provider key is the same); or until the
+ * worker stops, which names it at ERROR. Any other result whose write fails is heard again by the
+ * next attempt.
  * <p>
  * Each attempt is a span that continues the trace of the request that accepted the payment (the
  * task keeps its traceparent): the provider call, the result's transaction and every retry sit
@@ -85,6 +88,12 @@ public class PaymentWorker {
     /** The client-side bound on each of its database calls, as on requests' (API.md section 11). */
     private final Duration dbDeadline;
     private final AtomicInteger inFlight = new AtomicInteger();
+    /** Notified when no attempt is in flight any more, for {@link #stop()}. */
+    private final Object idle = new Object();
+    /** No new round once set. */
+    private volatile boolean stopping;
+    /** Set once the attempts in flight at stop have ended or had their time: charge writes are no longer retried. */
+    private volatile boolean stopped;
     private final AtomicBoolean claiming = new AtomicBoolean();
     private final AtomicLong fencedWrites = new AtomicLong();
     /** Charges the provider reported whose write has not landed yet, by payment: named again at stop. */
@@ -120,19 +129,63 @@ public class PaymentWorker {
         pollTimer = vertx.setPeriodic(Math.max(1, pollInterval.toMillis()), id -> poll());
     }
 
+    /**
+     * Stops claiming, then lets the attempts in flight end, for at most a lease (an attempt that
+     * outlives it is another worker's anyway): an instance shutting down calls this before its
+     * database pool closes, so a charge heard meanwhile is written. Waits only off the event loop.
+     */
     public void stop() {
+        stopping = true;
         if (pollTimer >= 0) {
             vertx.cancelTimer(pollTimer);
             pollTimer = -1;
         }
-        // Their retries end with this process. A payment still PENDING loses nothing (the worker
-        // that takes its task hears the same success); for one that ended otherwise, this line
-        // and the WARNs before it are all that is left of the charge.
-        unwrittenCharges.forEach((paymentId, charge) -> LOG.errorf("Payment %d: the provider charged it (chargeId"
-                + " %s, order %d), and the write of that charge has not landed before this worker stopped. If the"
-                + " payment is still PENDING, the worker that takes its task hears the same success from the"
-                + " provider; if it ended DECLINED or FAILED, money moved: a person must reconcile it with the"
-                + " provider", paymentId, charge.chargeId(), charge.orderId()));
+        awaitIdle(settings.lease());
+        stopped = true;
+        // Their retries end here. A payment still PENDING loses nothing (the worker that takes its
+        // task hears the same success); for one that ended otherwise, this line and the WARNs
+        // before it are all that is left of the charge.
+        unwrittenCharges.forEach((paymentId, charge) -> {
+            if (unwrittenCharges.remove(paymentId, charge)) {
+                abandoned(paymentId, charge);
+            }
+        });
+    }
+
+    private void awaitIdle(Duration bound) {
+        if (Context.isOnEventLoopThread()) {
+            return;
+        }
+        long deadline = System.nanoTime() + bound.toNanos();
+        synchronized (idle) {
+            while (inFlight.get() > 0) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return;
+                }
+                try {
+                    TimeUnit.NANOSECONDS.timedWait(idle, left);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+            }
+        }
+    }
+
+    private void attemptEnded() {
+        if (inFlight.decrementAndGet() == 0) {
+            synchronized (idle) {
+                idle.notifyAll();
+            }
+        }
+    }
+
+    private void abandoned(long paymentId, UnwrittenCharge charge) {
+        LOG.errorf("Payment %d: the provider charged it (chargeId %s, order %d), and the write of that charge has not"
+                + " landed before this worker stopped. If the payment is still PENDING, the worker that takes its"
+                + " task hears the same success from the provider; if it ended DECLINED or FAILED, money moved: a"
+                + " person must reconcile it with the provider", paymentId, charge.chargeId(), charge.orderId());
     }
 
     /** Charges heard from the provider whose write is still being retried (tests read it). */
@@ -151,7 +204,7 @@ public class PaymentWorker {
     }
 
     private void poll() {
-        if (!claiming.compareAndSet(false, true)) {
+        if (stopping || !claiming.compareAndSet(false, true)) {
             return;
         }
         claim().subscribe().with(claimed -> {
@@ -212,7 +265,7 @@ public class PaymentWorker {
                             task.paymentId(), DatabaseErrors.describe(failure));
                     return null;
                 })
-                .eventually(() -> inFlight.decrementAndGet())
+                .eventually(this::attemptEnded)
                 .replaceWithVoid();
     }
 
@@ -278,10 +331,19 @@ public class PaymentWorker {
         AtomicInteger tries = new AtomicInteger();
         long first = Math.max(1, settings.backoff().toMillis());
         return finish(task, PaymentStatus.PAID, chargeId, null)
-                .onFailure().invoke(failure -> chargeNotWritten(task, chargeId, tries.incrementAndGet(), failure))
-                .onFailure().retry()
+                .onFailure(failure -> !stopped)
+                .invoke(failure -> chargeNotWritten(task, chargeId, tries.incrementAndGet(), failure))
+                .onFailure(failure -> !stopped).retry()
                 .withBackOff(Duration.ofMillis(first), max(Duration.ofMillis(first), CHARGE_WRITE_BACKOFF_MAX))
                 .indefinitely()
+                .onFailure().recoverWithItem(() -> {
+                    // Only once stopped: named here unless stop() named it already.
+                    UnwrittenCharge charge = unwrittenCharges.remove(task.paymentId());
+                    if (charge != null) {
+                        abandoned(task.paymentId(), charge);
+                    }
+                    return null;
+                })
                 .eventually(() -> unwrittenCharges.remove(task.paymentId()));
     }
 

@@ -194,22 +194,52 @@ class ProviderSuccessNeverLostTest {
     }
 
     /**
-     * A worker that stops (the instance shuts down) while a charge's write is still being retried
-     * says so at ERROR with the charge: its retries end with the process.
+     * An instance shutting down stops its worker before its database pool closes: the worker lets
+     * the attempt in flight end first, so the charge the provider is about to report is written.
      */
     @Test
-    void aWorkerStoppingWithAChargeUnwrittenNamesItAtError() throws Exception {
-        long paymentId = Payments.pending(4800);
+    void aStoppingWorkerLetsTheAttemptInFlightWriteItsCharge() throws Exception {
+        long paymentId = Payments.pending(4810);
         provider.script(paymentId, Answer.slowSuccess(CALL));
         dueFirst(paymentId);
-        PaymentWorker worker = worker("stopping");
+        // A lease longer than the call: that is how long stop() waits.
+        PaymentWorker worker = worker("draining", Duration.ofSeconds(5));
 
         try (LogCapture log = LogCapture.of(PaymentWorker.class)) {
             CompletableFuture<Integer> round = CompletableFuture.supplyAsync(
                     () -> worker.runOnce().await().atMost(Duration.ofSeconds(60)), THREADS);
             awaitCall(paymentId);
+            worker.stop();
+
+            assertEquals("PAID", Payments.payment(paymentId).get("status"), "written before stop() returned");
+            assertEquals(provider.chargeId((String) Payments.payment(paymentId).get("provider_key")),
+                    Payments.payment(paymentId).get("charge_id"));
+            assertEquals(0, worker.chargesBeingWritten());
+            assertTrue(log.lines().stream().noneMatch(line -> line.level().intValue() >= Level.WARNING.intValue()),
+                    "nothing to warn of: " + log.lines());
+            round.get(10, TimeUnit.SECONDS);
+        }
+    }
+
+    /**
+     * A worker that stops while a charge's write still fails (the database cut off past the wait
+     * of stop()) names the charge at ERROR and retries no more: the process is ending. The payment
+     * is still PENDING, so the worker that takes its task hears the same success and writes it.
+     */
+    @Test
+    void aWorkerStoppingWithAChargeUnwrittenNamesItAtErrorAndTheNextWorkerWritesIt() throws Exception {
+        long paymentId = Payments.pending(4800);
+        provider.script(paymentId, Answer.slowSuccess(CALL));
+        dueFirst(paymentId);
+        PaymentWorker worker = worker("stopping");
+
+        String chargeId;
+        try (LogCapture log = LogCapture.of(PaymentWorker.class)) {
+            CompletableFuture<Integer> round = CompletableFuture.supplyAsync(
+                    () -> worker.runOnce().await().atMost(Duration.ofSeconds(60)), THREADS);
+            awaitCall(paymentId);
             database.cut();
-            String chargeId = awaitFailedWrites(log, paymentId, round);
+            chargeId = awaitFailedWrites(log, paymentId, round);
             worker.stop();
 
             List<LogCapture.Line> errors = log.lines().stream()
@@ -217,17 +247,32 @@ class ProviderSuccessNeverLostTest {
                     .filter(line -> line.message().contains(chargeId)).toList();
             assertEquals(1, errors.size(), "one ERROR line names the unwritten charge: " + log.lines());
             assertTrue(errors.get(0).message().contains("Payment " + paymentId), errors.get(0).message());
-
-            // This JVM goes on, and so do the retries: the charge still lands.
-            database.open();
             round.get(30, TimeUnit.SECONDS);
+            assertEquals(0, worker.chargesBeingWritten());
+            long failed = failedWrites(log, paymentId, chargeId);
+            database.open();
+            // Counted over several polls: a stopped worker tries no more.
+            await("no more tries of the stopped worker").during(Duration.ofMillis(600)).atMost(Duration.ofSeconds(5))
+                    .until(() -> failedWrites(log, paymentId, chargeId) == failed
+                            && "PENDING".equals(Payments.payment(paymentId).get("status")));
         }
-        assertEquals("PAID", Payments.payment(paymentId).get("status"));
+
+        PaymentWorker next = worker("next");
+        next.runOnce().await().atMost(Duration.ofSeconds(30));
+        Map<String, Object> payment = Payments.payment(paymentId);
+        assertEquals("PAID", payment.get("status"));
+        assertEquals(chargeId, payment.get("charge_id"), "the same charge, heard again with the same key");
+        assertEquals(1, provider.charges((String) payment.get("provider_key")), "charged once");
+        assertEquals(2, provider.calls(paymentId));
     }
 
     private PaymentWorker worker(String name) {
+        return worker(name, LEASE);
+    }
+
+    private PaymentWorker worker(String name, Duration lease) {
         // One task per round, no heartbeat.
-        PaymentWorker.Settings settings = new PaymentWorker.Settings(LEASE, Duration.ZERO, Duration.ofMillis(50),
+        PaymentWorker.Settings settings = new PaymentWorker.Settings(lease, Duration.ZERO, Duration.ofMillis(50),
                 Duration.ofMillis(200), 1);
         return workers.create(name + "-" + TestIds.key(), throughProxy,
                 workers.provider(URI.create(provider.url()), Duration.ofSeconds(5)), settings);
