@@ -33,7 +33,9 @@ import io.vertx.rabbitmq.RabbitMQOptions;
  * race. An exchange or a queue that exists with other properties (an operator's quorum queue, a
  * dead-letter exchange) is not fought: RabbitMQ refuses the declare with 406 and names what
  * differs; that is logged once at WARN, naming the exchange or the queue, and it is used as it
- * is. The two declares are independent: a refusal of one never skips the other.
+ * is. The two declares are independent: a refusal of one never skips the other. A broker that
+ * refuses a differing exchange by closing the whole connection (Qpid Broker-J) is not asked again,
+ * which would close every new connection in turn.
  */
 @ApplicationScoped
 public class BrokerTopology {
@@ -43,6 +45,8 @@ public class BrokerTopology {
     /** The outbox relay's exchange (API.md section 9): durable, topic, routing key = event type. */
     public static final String EXCHANGE = "orders.events";
     public static final String EXCHANGE_TYPE = "topic";
+    /** AMQP 0-9-1's NOT_ALLOWED, a connection error: the broker closes the whole connection. */
+    private static final String CONNECTION_CLOSING_REFUSAL = "reply-code=530";
 
     private final Vertx vertx;
     private final RabbitMQOptions options;
@@ -52,6 +56,8 @@ public class BrokerTopology {
     /** The last refusals logged, so a broker that keeps refusing is not logged on every reconnect. */
     private volatile String loggedExchangeRefusal;
     private volatile String loggedQueueRefusal;
+    /** The broker refused the exchange by closing the connection (530): it is not declared again. */
+    private volatile boolean exchangeRefusalClosesConnection;
 
     public BrokerTopology(Vertx vertx, BrokerAddress broker,
             @ConfigProperty(name = "mp.messaging.incoming.payment-results.reconnect-interval", defaultValue = "10") int reconnectSeconds,
@@ -99,7 +105,11 @@ public class BrokerTopology {
      */
     private void declare(Promise<Void> done) {
         io.vertx.rabbitmq.RabbitMQClient delegate = client.getDelegate();
-        Future<Void> declared = declareQueue(delegate).transform(ignored -> declareExchange(delegate));
+        Future<Void> declared = declareQueue(delegate).transform(ignored -> exchangeRefusalClosesConnection
+                // Declaring it again would only close this connection too, and the client would
+                // reconnect at once: a loop. The exchange exists; the WARN said how it differs.
+                ? Future.<Void>succeededFuture()
+                : declareExchange(delegate));
         // A failed declare must not stop the connection from being used or retried later.
         declared.onComplete(ignored -> done.tryComplete());
     }
@@ -117,12 +127,14 @@ public class BrokerTopology {
                         LOG.errorf(failure, "Could not declare exchange %s", EXCHANGE);
                         return Future.failedFuture(failure);
                     }
-                    // A 406 says the exchange exists: it is used as it is.
+                    // The refusal says the exchange exists: it is used as it is.
+                    exchangeRefusalClosesConnection = refusal.contains(CONNECTION_CLOSING_REFUSAL);
                     if (!refusal.equals(loggedExchangeRefusal)) {
                         loggedExchangeRefusal = refusal;
                         LOG.warnf("Exchange %s already exists with other properties than the service declares (%s,"
                                 + " durable); it is used as it is, not declared again, and routes events as it was"
-                                + " made to, which may not be as API.md section 9 says. The broker says: %s", EXCHANGE, EXCHANGE_TYPE, refusal);
+                                + " made to, which may not be as API.md section 9 says. The broker says: %s",
+                                EXCHANGE, EXCHANGE_TYPE, refusal);
                     }
                     return Future.succeededFuture();
                 });
@@ -170,7 +182,7 @@ public class BrokerTopology {
         for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
             String message = cause.getMessage();
             if (message != null && (message.contains("PRECONDITION_FAILED") || message.contains("reply-code=406")
-                    || message.contains("reply-code=530"))) {
+                    || message.contains(CONNECTION_CLOSING_REFUSAL))) {
                 return message;
             }
         }

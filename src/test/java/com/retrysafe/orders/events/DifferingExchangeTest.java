@@ -51,6 +51,18 @@ class DifferingExchangeTest {
         assertTrue(!warning.contains(Broker.RESULTS_QUEUE), "the queue is not blamed: " + warning);
         assertTrue(log.lines().stream().noneMatch(line -> line.level().intValue() >= Level.SEVERE.intValue()),
                 "no declare failed: " + log.lines());
+
+        // A broker that refuses by closing the connection (Qpid Broker-J's 530; RabbitMQ's 406
+        // closes only the channel) is not refused again on every reconnect: no reconnect loop.
+        long declaresNow = queueDeclares(log);
+        await("no more reconnects once the refusal is known").during(Duration.ofSeconds(1))
+                .atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100))
+                .until(() -> queueDeclares(log) == declaresNow);
+        assertTrue(declaresNow <= 3, "declared on a few connections, not on a loop of them: " + declaresNow);
+    }
+
+    private static long queueDeclares(LogCapture log) {
+        return log.lines().stream().filter(line -> line.message().startsWith("Declared queue")).count();
     }
 
     private static List<String> warnings(LogCapture log) {
