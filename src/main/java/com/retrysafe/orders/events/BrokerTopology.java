@@ -30,9 +30,12 @@ import io.vertx.rabbitmq.RabbitMQOptions;
  * declared as the outbox publisher declares it. The results queue is declared here only, from the
  * connector's own settings ({@link ResultsQueueSettings}): the connector checks passively that it
  * exists, and on a fresh broker reconnects until this declare has made it, so two declares never
- * race. A queue that exists with other arguments (an operator's quorum queue, a dead-letter
- * exchange) is not fought: RabbitMQ refuses the declare with 406 and names the argument that
- * differs; that is logged once at WARN, and the queue is used as it is.
+ * race. An exchange or a queue that exists with other properties (an operator's quorum queue, a
+ * dead-letter exchange) is not fought: RabbitMQ refuses the declare with 406 and names what
+ * differs; that is logged once at WARN, naming the exchange or the queue, and it is used as it
+ * is. The two declares are independent: a refusal of one never skips the other. A broker that
+ * refuses a differing exchange by closing the whole connection (Qpid Broker-J) is not asked again,
+ * which would close every new connection in turn.
  */
 @ApplicationScoped
 public class BrokerTopology {
@@ -42,14 +45,19 @@ public class BrokerTopology {
     /** The outbox relay's exchange (API.md section 9): durable, topic, routing key = event type. */
     public static final String EXCHANGE = "orders.events";
     public static final String EXCHANGE_TYPE = "topic";
+    /** AMQP 0-9-1's NOT_ALLOWED, a connection error: the broker closes the whole connection. */
+    private static final String CONNECTION_CLOSING_REFUSAL = "reply-code=530";
 
     private final Vertx vertx;
     private final RabbitMQOptions options;
     private final ResultsQueueSettings queue;
     private final boolean enabled;
     private volatile RabbitMQClient client;
-    /** The last refusal logged, so a broker that keeps refusing is not logged on every reconnect. */
-    private volatile String loggedRefusal;
+    /** The last refusals logged, so a broker that keeps refusing is not logged on every reconnect. */
+    private volatile String loggedExchangeRefusal;
+    private volatile String loggedQueueRefusal;
+    /** The broker refused the exchange by closing the connection (530): it is not declared again. */
+    private volatile boolean exchangeRefusalClosesConnection;
 
     public BrokerTopology(Vertx vertx, BrokerAddress broker,
             @ConfigProperty(name = "mp.messaging.incoming.payment-results.reconnect-interval", defaultValue = "10") int reconnectSeconds,
@@ -87,25 +95,65 @@ public class BrokerTopology {
                         options.getHost(), options.getPort(), failure.getMessage(), EXCHANGE, queue.name()));
     }
 
+    /**
+     * The queue, then the exchange, each whatever became of the other: a broker whose exchange
+     * differs still gets the results queue, and the other way round. One after the other, since
+     * they share the client's channel: RabbitMQ's 406 closes it, and the client opens a new one for
+     * the next call, so neither declare runs on a channel the other's refusal closed. The queue
+     * goes first because a broker may refuse a differing exchange by closing the whole connection
+     * (AMQP 0-9-1's 530, as Qpid Broker-J does); the queue is then declared before that happens.
+     */
     private void declare(Promise<Void> done) {
         io.vertx.rabbitmq.RabbitMQClient delegate = client.getDelegate();
-        Future<Void> declared = delegate.exchangeDeclare(EXCHANGE, EXCHANGE_TYPE, true, false)
-                .compose(ignored -> delegate.queueDeclare(queue.name(), queue.durable(), queue.exclusive(),
-                        queue.autoDelete(), queue.arguments()))
-                .<Void>mapEmpty()
+        Future<Void> declared = declareQueue(delegate).transform(ignored -> exchangeRefusalClosesConnection
+                // Declaring it again would only close this connection too, and the client would
+                // reconnect at once: a loop. The exchange exists; the WARN said how it differs.
+                ? Future.<Void>succeededFuture()
+                : declareExchange(delegate));
+        // A failed declare must not stop the connection from being used or retried later.
+        declared.onComplete(ignored -> done.tryComplete());
+    }
+
+    private Future<Void> declareExchange(io.vertx.rabbitmq.RabbitMQClient delegate) {
+        return delegate.exchangeDeclare(EXCHANGE, EXCHANGE_TYPE, true, false)
                 .onSuccess(ignored -> {
-                    loggedRefusal = null;
-                    LOG.infof("Declared exchange %s (%s, durable) and queue %s (%s) on %s:%d", EXCHANGE, EXCHANGE_TYPE,
-                            queue.name(), queue.describe(), options.getHost(), options.getPort());
+                    loggedExchangeRefusal = null;
+                    LOG.infof("Declared exchange %s (%s, durable) on %s:%d", EXCHANGE, EXCHANGE_TYPE, options.getHost(),
+                            options.getPort());
                 })
                 .recover(failure -> {
                     String refusal = preconditionFailed(failure);
-                    return refusal != null ? useExisting(delegate, refusal) : Future.failedFuture(failure);
+                    if (refusal == null) {
+                        LOG.errorf(failure, "Could not declare exchange %s", EXCHANGE);
+                        return Future.failedFuture(failure);
+                    }
+                    // The refusal says the exchange exists: it is used as it is.
+                    exchangeRefusalClosesConnection = refusal.contains(CONNECTION_CLOSING_REFUSAL);
+                    if (!refusal.equals(loggedExchangeRefusal)) {
+                        loggedExchangeRefusal = refusal;
+                        LOG.warnf("Exchange %s already exists with other properties than the service declares (%s,"
+                                + " durable); it is used as it is, not declared again, and routes events as it was"
+                                + " made to, which may not be as API.md section 9 says. The broker says: %s",
+                                EXCHANGE, EXCHANGE_TYPE, refusal);
+                    }
+                    return Future.succeededFuture();
+                });
+    }
+
+    private Future<Void> declareQueue(io.vertx.rabbitmq.RabbitMQClient delegate) {
+        return delegate.queueDeclare(queue.name(), queue.durable(), queue.exclusive(), queue.autoDelete(),
+                queue.arguments())
+                .<Void>mapEmpty()
+                .onSuccess(ignored -> {
+                    loggedQueueRefusal = null;
+                    LOG.infof("Declared queue %s (%s) on %s:%d", queue.name(), queue.describe(), options.getHost(),
+                            options.getPort());
                 })
-                .onFailure(failure -> LOG.errorf(failure, "Could not declare exchange %s and queue %s", EXCHANGE,
-                        queue.name()));
-        // A failed declare must not stop the connection from being used or retried later.
-        declared.onComplete(ignored -> done.tryComplete());
+                .recover(failure -> {
+                    String refusal = preconditionFailed(failure);
+                    return refusal != null ? useExistingQueue(delegate, refusal) : Future.failedFuture(failure);
+                })
+                .onFailure(failure -> LOG.errorf(failure, "Could not declare queue %s", queue.name()));
     }
 
     /**
@@ -113,10 +161,10 @@ public class BrokerTopology {
      * channel with 406 and a text naming the difference. A passive declare (on a new channel)
      * confirms the queue is there; it is then used as it is.
      */
-    private Future<Void> useExisting(io.vertx.rabbitmq.RabbitMQClient delegate, String difference) {
+    private Future<Void> useExistingQueue(io.vertx.rabbitmq.RabbitMQClient delegate, String difference) {
         return delegate.messageCount(queue.name()).<Void>mapEmpty().onSuccess(ignored -> {
-            if (!difference.equals(loggedRefusal)) {
-                loggedRefusal = difference;
+            if (!difference.equals(loggedQueueRefusal)) {
+                loggedQueueRefusal = difference;
                 LOG.warnf("Queue %s already exists with other arguments than the settings give (%s); it is used as it"
                         + " is, not declared again. To silence this, set mp.messaging.incoming.payment-results.queue.*"
                         + " to match it (docs/CONFIGURATION.md). The broker says: %s", queue.name(), queue.describe(),
@@ -125,11 +173,16 @@ public class BrokerTopology {
         });
     }
 
-    /** The broker's text of a 406 refusal (it names the argument that differs), or null for any other failure. */
+    /**
+     * The broker's text of a refusal of a declare because the entity exists otherwise (it names what
+     * differs), or null for any other failure: RabbitMQ's 406 PRECONDITION_FAILED, or the 530
+     * NOT_ALLOWED of the AMQP 0-9-1 spec for an exchange redeclared with another type.
+     */
     private static String preconditionFailed(Throwable failure) {
         for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
             String message = cause.getMessage();
-            if (message != null && message.contains("PRECONDITION_FAILED")) {
+            if (message != null && (message.contains("PRECONDITION_FAILED") || message.contains("reply-code=406")
+                    || message.contains(CONNECTION_CLOSING_REFUSAL))) {
                 return message;
             }
         }

@@ -35,7 +35,7 @@ import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
  * <ul>
  * <li>{@code CreateOrderTest}, {@code ConcurrentCreateTest}, {@code ReadOrdersTest},
  * {@code FailureTest}, {@code InventoryTest}, {@code AuthenticationTest}, {@code HttpErrorsTest},
- * {@code MetricsTest}, {@code OpenApiContractTest}: HTTP and JDBC only, one artifact run shared by all of them;</li>
+ * {@code MetricsTest}, {@code OpenApiContractTest}, {@code BuildInfoTest}: HTTP and JDBC only, one artifact run shared by all of them;</li>
  * <li>{@code MismatchStatusTest}, {@code RedisDownTest}, {@code RedisSilentTest}: HTTP and JDBC
  * with their own test profile, whose overrides Quarkus passes to the artifact (a restart each);</li>
  * <li>{@code DatabaseDownTest}: its profile names an unreachable database, so this resource is

@@ -2,7 +2,10 @@ package com.retrysafe.orders.payment.worker;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -11,6 +14,7 @@ import org.jboss.logging.Logger;
 
 import com.retrysafe.orders.db.BoundedTransaction;
 import com.retrysafe.orders.db.DatabaseErrors;
+import com.retrysafe.orders.db.OutcomeUnknownException;
 import com.retrysafe.orders.payment.PaymentFinisher;
 import com.retrysafe.orders.payment.PaymentStatus;
 import com.retrysafe.orders.payment.provider.ChargeRequest;
@@ -21,6 +25,7 @@ import com.retrysafe.orders.tracing.TraceContext;
 import com.retrysafe.orders.tracing.TracedWork;
 
 import io.smallrye.mutiny.Uni;
+import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import io.vertx.mutiny.sqlclient.Pool;
 
@@ -29,6 +34,14 @@ import io.vertx.mutiny.sqlclient.Pool;
  * before the provider is called; while the call is in flight a heartbeat extends the lease; the
  * result is written in one transaction that names the fencing token of the claim, so a worker
  * that lost the task (paused past its lease, then taken over) changes nothing.
+ * <p>
+ * A provider's success is the one result that only this worker may hold: once the payment has
+ * ended otherwise (a result message), no worker takes its task again, and the charge would be
+ * forgotten. Its write is therefore retried, past the lease's end, until it lands as PAID, is
+ * found conflicting, or is refused because the payment is PAID already or another worker holds
+ * the task (which then hears the same success: the provider key is the same); or until the
+ * worker stops, which names it at ERROR. Any other result whose write fails is heard again by the
+ * next attempt.
  * <p>
  * Each attempt is a span that continues the trace of the request that accepted the payment (the
  * task keeps its traceparent): the provider call, the result's transaction and every retry sit
@@ -42,6 +55,11 @@ public class PaymentWorker {
     private static final Logger LOG = Logger.getLogger(PaymentWorker.class);
     /** Backoff doubles at most this many times, so many attempts cannot overflow the delay. */
     private static final int MAX_DOUBLINGS = 30;
+    /**
+     * The longest wait between two tries of a charge's write: once the database is back (a
+     * failover, a partition healed), the charge lands within about this and one deadline.
+     */
+    static final Duration CHARGE_WRITE_BACKOFF_MAX = Duration.ofSeconds(5);
 
     /**
      * @param heartbeat how often the lease is extended during a call; zero: never (tests use it to
@@ -70,8 +88,16 @@ public class PaymentWorker {
     /** The client-side bound on each of its database calls, as on requests' (API.md section 11). */
     private final Duration dbDeadline;
     private final AtomicInteger inFlight = new AtomicInteger();
+    /** Notified when no attempt is in flight any more, for {@link #stop()}. */
+    private final Object idle = new Object();
+    /** No new round once set. */
+    private volatile boolean stopping;
+    /** Set once the attempts in flight at stop have ended or had their time: charge writes are no longer retried. */
+    private volatile boolean stopped;
     private final AtomicBoolean claiming = new AtomicBoolean();
     private final AtomicLong fencedWrites = new AtomicLong();
+    /** Charges the provider reported whose write has not landed yet, by payment: named again at stop. */
+    private final Map<Long, UnwrittenCharge> unwrittenCharges = new ConcurrentHashMap<>();
     private volatile long pollTimer = -1;
 
     PaymentWorker(String owner, Pool pool, PaymentTasks tasks, PaymentFinisher finisher,
@@ -103,11 +129,68 @@ public class PaymentWorker {
         pollTimer = vertx.setPeriodic(Math.max(1, pollInterval.toMillis()), id -> poll());
     }
 
+    /**
+     * Stops claiming, then lets the attempts in flight end, for at most a lease (an attempt that
+     * outlives it is another worker's anyway): an instance shutting down calls this before its
+     * database pool closes, so a charge heard meanwhile is written. Waits only off the event loop.
+     */
     public void stop() {
+        stopping = true;
         if (pollTimer >= 0) {
             vertx.cancelTimer(pollTimer);
             pollTimer = -1;
         }
+        awaitIdle(settings.lease());
+        stopped = true;
+        // Their retries end here. A payment still PENDING loses nothing (the worker that takes its
+        // task hears the same success); for one that ended otherwise, this line and the WARNs
+        // before it are all that is left of the charge.
+        unwrittenCharges.forEach((paymentId, charge) -> {
+            if (unwrittenCharges.remove(paymentId, charge)) {
+                abandoned(paymentId, charge);
+            }
+        });
+    }
+
+    private void awaitIdle(Duration bound) {
+        if (Context.isOnEventLoopThread()) {
+            return;
+        }
+        long deadline = System.nanoTime() + bound.toNanos();
+        synchronized (idle) {
+            while (inFlight.get() > 0) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return;
+                }
+                try {
+                    TimeUnit.NANOSECONDS.timedWait(idle, left);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+            }
+        }
+    }
+
+    private void attemptEnded() {
+        if (inFlight.decrementAndGet() == 0) {
+            synchronized (idle) {
+                idle.notifyAll();
+            }
+        }
+    }
+
+    private void abandoned(long paymentId, UnwrittenCharge charge) {
+        LOG.errorf("Payment %d: the provider charged it (chargeId %s, order %d), and the write of that charge has not"
+                + " landed before this worker stopped. If the payment is still PENDING, the worker that takes its"
+                + " task hears the same success from the provider; if it ended DECLINED or FAILED, money moved: a"
+                + " person must reconcile it with the provider", paymentId, charge.chargeId(), charge.orderId());
+    }
+
+    /** Charges heard from the provider whose write is still being retried (tests read it). */
+    public int chargesBeingWritten() {
+        return unwrittenCharges.size();
     }
 
     /**
@@ -121,7 +204,7 @@ public class PaymentWorker {
     }
 
     private void poll() {
-        if (!claiming.compareAndSet(false, true)) {
+        if (stopping || !claiming.compareAndSet(false, true)) {
             return;
         }
         claim().subscribe().with(claimed -> {
@@ -175,11 +258,14 @@ public class PaymentWorker {
                     return record(task, result);
                 })
                 .onFailure().recoverWithItem(failure -> {
-                    LOG.warnf("Payment %d: result not written (%s); the task is taken again once the lease ends",
+                    // Never a charge (its write is retried until it lands): a decline, a refusal or
+                    // an unknown outcome, which the provider tells again to whoever asks next.
+                    LOG.warnf("Payment %d: result not written (%s); while the payment is PENDING, its task is taken"
+                            + " again once the lease ends and the provider asked again with the same key",
                             task.paymentId(), DatabaseErrors.describe(failure));
                     return null;
                 })
-                .eventually(() -> inFlight.decrementAndGet())
+                .eventually(this::attemptEnded)
                 .replaceWithVoid();
     }
 
@@ -206,7 +292,7 @@ public class PaymentWorker {
 
     private Uni<Void> record(ClaimedTask task, ChargeResult result) {
         return switch (result.kind()) {
-            case SUCCEEDED -> finish(task, PaymentStatus.PAID, result.chargeId(), null);
+            case SUCCEEDED -> finishCharged(task, result.chargeId());
             case DECLINED -> finish(task, PaymentStatus.DECLINED, null, result.detail());
             case REJECTED -> finish(task, PaymentStatus.FAILED, null, result.detail());
             // The provider may have charged: only a definitive answer may end the payment, and a new
@@ -222,11 +308,62 @@ public class PaymentWorker {
                     switch (write) {
                         case WRITTEN -> LOG.infof("Payment %d: %s after %d attempt(s)", task.paymentId(), ending,
                                 task.attempts());
-                        case FENCED -> refused(task, ending.name());
+                        case FENCED -> {
+                            if (chargeId == null) {
+                                refused(task, ending.name());
+                            } else {
+                                chargeRefused(task, chargeId);
+                            }
+                        }
                         case CONFLICTING -> conflicting(task, chargeId);
                     }
                 })
                 .replaceWithVoid();
+    }
+
+    /**
+     * The PAID write, each try a transaction under the deadline, retried with backoff until it
+     * lands, however long the database fails and whatever became of the lease. Delays run on
+     * Mutiny's scheduler, never on the event loop.
+     */
+    private Uni<Void> finishCharged(ClaimedTask task, String chargeId) {
+        unwrittenCharges.put(task.paymentId(), new UnwrittenCharge(chargeId, task.orderId()));
+        AtomicInteger tries = new AtomicInteger();
+        long first = Math.max(1, settings.backoff().toMillis());
+        return finish(task, PaymentStatus.PAID, chargeId, null)
+                .onFailure(failure -> !stopped)
+                .invoke(failure -> chargeNotWritten(task, chargeId, tries.incrementAndGet(), failure))
+                .onFailure(failure -> !stopped).retry()
+                .withBackOff(Duration.ofMillis(first), max(Duration.ofMillis(first), CHARGE_WRITE_BACKOFF_MAX))
+                .indefinitely()
+                .onFailure().recoverWithItem(() -> {
+                    // Only once stopped: named here unless stop() named it already.
+                    UnwrittenCharge charge = unwrittenCharges.remove(task.paymentId());
+                    if (charge != null) {
+                        abandoned(task.paymentId(), charge);
+                    }
+                    return null;
+                })
+                .eventually(() -> unwrittenCharges.remove(task.paymentId()));
+    }
+
+    private void chargeNotWritten(ClaimedTask task, String chargeId, int tries, Throwable failure) {
+        String message = "Payment %d: the provider charged it (chargeId %s, order %d), and writing that failed"
+                + " (%s, try %d); retrying until it is written, even after the lease ends";
+        if (DatabaseErrors.isTransient(failure) || failure instanceof OutcomeUnknownException) {
+            LOG.warnf(message, task.paymentId(), chargeId, task.orderId(), DatabaseErrors.describe(failure), tries);
+        } else {
+            // Not a passing database failure: it will not land by itself.
+            LOG.errorf(failure, message, task.paymentId(), chargeId, task.orderId(), DatabaseErrors.describe(failure),
+                    tries);
+        }
+    }
+
+    private record UnwrittenCharge(String chargeId, long orderId) {
+    }
+
+    private static Duration max(Duration a, Duration b) {
+        return a.compareTo(b) >= 0 ? a : b;
     }
 
     private void conflicting(ClaimedTask task, String chargeId) {
@@ -248,6 +385,16 @@ public class PaymentWorker {
                     }
                 })
                 .replaceWithVoid();
+    }
+
+    private void chargeRefused(ClaimedTask task, String chargeId) {
+        fencedWrites.incrementAndGet();
+        metrics.fenced();
+        LOG.warnf("Payment %d: its charge (chargeId %s) not written by this worker: the payment is PAID already"
+                + " (by a result message, or by this worker's own earlier try whose COMMIT went unanswered), or"
+                + " another worker holds its task now (this worker's fencing token %d is no longer current) and"
+                + " hears the same success from the provider, asked with the same key", task.paymentId(), chargeId,
+                task.fencingToken());
     }
 
     private void refused(ClaimedTask task, String what) {

@@ -101,7 +101,12 @@ public class PaymentWorkers {
 
     /** A worker of its own: the instance's, or another one that tests run side by side with it. */
     public PaymentWorker create(String owner, PaymentProvider provider, PaymentWorker.Settings settings) {
-        return new PaymentWorker(owner, pool, tasks, finisher, provider, metrics, vertx, traced, settings,
+        return create(owner, pool, provider, settings);
+    }
+
+    /** A worker that reaches the database through {@code through} (tests cut it). */
+    PaymentWorker create(String owner, Pool through, PaymentProvider provider, PaymentWorker.Settings settings) {
+        return new PaymentWorker(owner, through, tasks, finisher, provider, metrics, vertx, traced, settings,
                 database.clientDeadline());
     }
 
