@@ -273,6 +273,21 @@ class ConformanceTest {
     }
 
     @Test
+    @DisplayName("API.md §2, §12: Retry-After is read as delay-seconds or an HTTP date (RFC 9110); anything else is no floor")
+    void retryAfterForms() {
+        assertEquals(Optional.of(Duration.ofSeconds(2)), RetryingCaller.retryAfter(Optional.of("2")));
+        assertEquals(Optional.of(Duration.ZERO), RetryingCaller.retryAfter(Optional.of("0")));
+        String inTenSeconds = java.time.format.DateTimeFormatter.RFC_1123_DATE_TIME
+                .format(java.time.ZonedDateTime.now(java.time.ZoneOffset.UTC).plusSeconds(10));
+        Duration untilDate = RetryingCaller.retryAfter(Optional.of(inTenSeconds)).orElseThrow();
+        assertTrue(untilDate.compareTo(Duration.ofSeconds(8)) > 0 && untilDate.compareTo(Duration.ofSeconds(11)) < 0,
+                "until " + inTenSeconds + ": " + untilDate);
+        assertEquals(Optional.empty(), RetryingCaller.retryAfter(Optional.of("-1")));
+        assertEquals(Optional.empty(), RetryingCaller.retryAfter(Optional.of("soon")));
+        assertEquals(Optional.empty(), RetryingCaller.retryAfter(Optional.empty()));
+    }
+
+    @Test
     @DisplayName("API.md §12: the waits grow exponentially with full jitter, capped, and never below Retry-After")
     void backoffWithJitter() {
         RetryPolicy policy = RetryPolicy.DEFAULT.withBackoff(Duration.ofMillis(100), Duration.ofSeconds(1));
@@ -326,6 +341,9 @@ class ConformanceTest {
             assertEquals(1, fast.attempts(), "no retry while the budget is spent");
         }
         assertEquals(5 + 19, server.seen().size(), "20 calls in a storm: 24 requests, not 20 times the retries");
+        Attempt last = attempts.get(attempts.size() - 1);
+        assertEquals(Optional.of(GaveUp.Why.RETRY_BUDGET), last.givenUp(), "the listener is told why the call stopped");
+        assertEquals(Optional.empty(), last.retryReason());
 
         // Successes refill it (one token each): from 0 to 7, so that a failure leaves 6, more than half.
         server.then(Reply.created(15, false));
