@@ -24,7 +24,7 @@ public class PlaceOrder {
         try {
             OrderCreated created = orders.createOrder(10001, 2);      // a new key, the same on every retry
             System.out.println(created.order() + ", key " + created.idempotencyKey());
-            OrderCreated again = orders.createOrder(created.idempotencyKey(), 10001, 2); // e.g. after a restart
+            OrderCreated again = orders.createOrder(created.idempotencyKey(), 10001, 2); // the kept key: no second order
             System.out.println("asked again with the kept key: replayed=" + again.replayed() + ", " + again.order());
         } catch (UnknownSku | InsufficientStock notPlaced) {
             System.out.println("not placed (set the stock of SKU 10001 first, README): " + notPlaced.getMessage());
