@@ -375,6 +375,34 @@ class ConformanceTest {
         });
     }
 
+    @Test
+    @DisplayName("API.md §12: an interrupted blocking call ends at once, keeps the interrupt, and starts no further attempt")
+    void interruptStopsTheCall() throws Exception {
+        server = ScriptedServer.start(Reply.problem(503, "temporarily-unavailable", "Retry-After", "1"));
+        OrdersClient client = client(QUICK);
+        java.util.concurrent.atomic.AtomicReference<Throwable> thrown = new java.util.concurrent.atomic.AtomicReference<>();
+        java.util.concurrent.atomic.AtomicBoolean stillInterrupted = new java.util.concurrent.atomic.AtomicBoolean();
+        Thread caller = new Thread(() -> {
+            try {
+                client.createOrder(10001, 1);
+            } catch (RuntimeException e) {
+                thrown.set(e);
+                stillInterrupted.set(Thread.currentThread().isInterrupted());
+            }
+        });
+        caller.start();
+        org.awaitility.Awaitility.await("the first attempt").atMost(Duration.ofSeconds(5))
+                .until(() -> server.seen().size() == 1);
+        caller.interrupt();
+        caller.join(5_000);
+
+        assertInstanceOf(java.util.concurrent.CancellationException.class, thrown.get());
+        assertTrue(stillInterrupted.get(), "the caller's interrupt is kept");
+        org.awaitility.Awaitility.await("no attempt after the interrupt (Retry-After: 1 has passed)")
+                .during(Duration.ofMillis(2_000)).atMost(Duration.ofSeconds(4))
+                .until(() -> server.seen().size() == 1);
+    }
+
     // ---- API.md §8, payments ----
 
     private static String payment(long id, String status) {
