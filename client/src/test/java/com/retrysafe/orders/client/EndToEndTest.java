@@ -131,7 +131,7 @@ class EndToEndTest {
                     .until(() -> service.single("SELECT count(*) FROM purchase_order WHERE owner_id = " + owner) >= 20);
             service.kill();
             long atKill = service.single("SELECT count(*) FROM purchase_order WHERE owner_id = " + owner);
-            service.startProcess("service-e2e-restarted");
+            service.startProcess("service-e2e-restarted-budget-" + budgetTokens);
 
             CompletableFuture.allOf(results.toArray(CompletableFuture[]::new)).exceptionally(failure -> null)
                     .get(180, TimeUnit.SECONDS);

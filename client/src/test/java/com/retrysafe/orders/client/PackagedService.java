@@ -108,7 +108,7 @@ final class PackagedService implements AutoCloseable {
         Path java = Path.of(System.getProperty("java.home"), "bin", "java");
         ProcessBuilder builder = new ProcessBuilder(java.toString(), "-jar", APP_DIR.resolve("quarkus-run.jar").toString())
                 .redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.appendTo(WORK.resolve(logName + ".log").toFile()));
+                .redirectOutput(WORK.resolve(logName + ".log").toFile());
         Map<String, String> env = builder.environment();
         env.keySet().removeIf(name -> name.startsWith("QUARKUS_") || name.startsWith("MP_JWT_")
                 || name.startsWith("IDEMPOTENCY_") || name.startsWith("PAYMENTS_") || name.startsWith("RABBITMQ_"));
