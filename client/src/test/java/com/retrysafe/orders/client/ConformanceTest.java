@@ -252,11 +252,15 @@ class ConformanceTest {
         Duration took = Duration.ofNanos(System.nanoTime() - start);
 
         assertEquals(GaveUp.Why.DEADLINE, thrown.why());
-        assertEquals(server.seen().size(), thrown.attempts());
         assertTrue(thrown.attempts() >= 3, "attempts: " + thrown.attempts());
-        assertEquals(503, ((Answer.Http) thrown.lastAnswer()).status());
+        // The last attempt may be cut short by the deadline itself (its timeout is what is left).
+        Answer last = thrown.lastAnswer();
+        assertTrue(last instanceof Answer.Http http && http.status() == 503
+                || last instanceof Answer.None none && none.kind() == Answer.None.Kind.TIMED_OUT, "last answer: " + last);
+        assertTrue(server.seen().size() <= thrown.attempts(), server.seen().size() + " requests, "
+                + thrown.attempts() + " attempts");
         assertEquals(Set.of(thrown.idempotencyKey()), keysSeen());
-        assertTrue(took.compareTo(Duration.ofMillis(700 + 500)) < 0, "took " + took);
+        assertTrue(took.compareTo(Duration.ofMillis(700 + 1500)) < 0, "took " + took);
     }
 
     @Test
@@ -310,7 +314,7 @@ class ConformanceTest {
     void callersAreSpread() throws Exception {
         server = ScriptedServer.start(Reply.problem(503, "temporarily-unavailable"));
         RetryPolicy policy = QUICK.withBackoff(Duration.ofMillis(400), Duration.ofMillis(400))
-                .withCallDeadline(Duration.ofMillis(600)).withBudget(1000, 1.0);
+                .withCallDeadline(Duration.ofMillis(1500)).withBudget(1000, 1.0);
         OrdersClient client = client(policy);
         var calls = java.util.stream.IntStream.range(0, 20).mapToObj(i -> client.createOrderAsync(10001, 1)).toList();
         calls.forEach(call -> assertThrows(Exception.class, call::join));
@@ -438,11 +442,11 @@ class ConformanceTest {
         server = ScriptedServer.start(Reply.of(200, payment(6, "PENDING")));
         long start = System.nanoTime();
         PaymentStillPending thrown = assertThrows(PaymentStillPending.class,
-                () -> client(QUICK).awaitPayment(6, Duration.ofMillis(500)));
+                () -> client(QUICK).awaitPayment(6, Duration.ofSeconds(2)));
 
         assertEquals(PaymentStatus.PENDING, thrown.lastSeen().status());
         assertTrue(server.seen().size() >= 2, "polled " + server.seen().size() + " time(s)");
-        assertTrue(Duration.ofNanos(System.nanoTime() - start).compareTo(Duration.ofSeconds(2)) < 0);
+        assertTrue(Duration.ofNanos(System.nanoTime() - start).compareTo(Duration.ofSeconds(5)) < 0);
     }
 
     @Test
