@@ -32,8 +32,8 @@ import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
  */
 class GatewayFilesTest {
 
-    /** idempotency.request-budget's default (overload/RequestBudgetConfig). */
-    private static final Duration REQUEST_BUDGET = Duration.ofSeconds(10);
+    /** idempotency.request-budget's default, read from overload/RequestBudgetConfig. */
+    private static final Duration REQUEST_BUDGET = budgetDefault();
     /** Every answer comes within the budget plus this of the request's arrival (API.md section 12). */
     private static final Duration ANSWER_BOUND = REQUEST_BUDGET.plusSeconds(1);
     private static final Path GATEWAY = Path.of("deploy", "gateway");
@@ -121,5 +121,15 @@ class GatewayFilesTest {
     private static Duration seconds(String value) {
         assertTrue(value.matches("\\d+s"), "a duration in seconds: " + value);
         return Duration.ofSeconds(Long.parseLong(value.substring(0, value.length() - 1)));
+    }
+
+    private static Duration budgetDefault() {
+        try {
+            return Duration.parse("PT" + com.retrysafe.orders.overload.RequestBudgetConfig.class
+                    .getMethod("requestBudget").getAnnotation(io.smallrye.config.WithDefault.class).value()
+                    .toUpperCase(java.util.Locale.ROOT));
+        } catch (NoSuchMethodException e) {
+            throw new IllegalStateException(e);
+        }
     }
 }

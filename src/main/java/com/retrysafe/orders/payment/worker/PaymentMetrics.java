@@ -25,6 +25,7 @@ import io.vertx.mutiny.sqlclient.Pool;
 /**
  * {@code payments_tasks{state}}, {@code payments_attempts_total}, {@code payments_lease_takeovers_total},
  * {@code payments_fenced_writes_total}, {@code payments_conflicting_results_total},
+ * {@code payments_charges_unwritten_total},
  * {@code payments_provider_latency_seconds{result}} and
  * {@code payments_oldest_unfinished_age_seconds}. Every series exists from start-up. The gauges
  * show the last {@link #refresh()} (run on a timer), so a scrape never waits on the database.
@@ -42,6 +43,7 @@ public class PaymentMetrics {
     private final Counter takeovers;
     private final Counter fencedWrites;
     private final Counter conflictingResults;
+    private final Counter unwrittenCharges;
     private final Map<ChargeResult.Kind, Timer> latency = new EnumMap<>(ChargeResult.Kind.class);
 
     public PaymentMetrics(MeterRegistry registry, PaymentTaskRepository tasks, Pool pool) {
@@ -72,6 +74,10 @@ public class PaymentMetrics {
         conflictingResults = Counter.builder("payments.conflicting.results")
                 .description("Provider charges a worker heard for a payment that had already ended DECLINED or FAILED")
                 .register(registry);
+        unwrittenCharges = Counter.builder("payments.charges.unwritten")
+                .description("Provider charges whose write had not landed when the worker stopped: if the payment had"
+                        + " ended otherwise, a person must reconcile them")
+                .register(registry);
         for (ChargeResult.Kind kind : ChargeResult.Kind.values()) {
             latency.put(kind, Timer.builder("payments.provider.latency")
                     .description("Duration of provider calls by their classified result")
@@ -94,6 +100,10 @@ public class PaymentMetrics {
 
     public void conflictingResult() {
         conflictingResults.increment();
+    }
+
+    public void chargeUnwritten() {
+        unwrittenCharges.increment();
     }
 
     public void providerCall(ChargeResult.Kind kind, long nanos) {

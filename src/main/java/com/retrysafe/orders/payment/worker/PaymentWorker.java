@@ -182,6 +182,8 @@ public class PaymentWorker {
     }
 
     private void abandoned(long paymentId, UnwrittenCharge charge) {
+        // Counted, so the alert that watches conflicting results fires: never only logged (API.md section 11).
+        metrics.chargeUnwritten();
         LOG.errorf("Payment %d: the provider charged it (chargeId %s, order %d), and the write of that charge has not"
                 + " landed before this worker stopped. If the payment is still PENDING, the worker that takes its"
                 + " task hears the same success from the provider; if it ended DECLINED or FAILED, money moved: a"
