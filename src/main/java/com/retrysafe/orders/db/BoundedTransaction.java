@@ -70,9 +70,10 @@ public final class BoundedTransaction {
                 }
                 Uni<Transaction> begin = connection.begin();
                 Uni<T> body = work.apply(connection);
-                return ConnectionDiscard.onReadOnlyServer(connection, Uni.combine().all().unis(begin, body).asTuple()
-                        .flatMap(started -> aroundCommit.apply(() -> commit(started.getItem1(), stage))
-                                .replaceWith(started.getItem2())));
+                return held.whileRunning(ConnectionDiscard.onReadOnlyServer(connection,
+                        Uni.combine().all().unis(begin, body).asTuple()
+                                .flatMap(started -> aroundCommit.apply(() -> commit(started.getItem1(), stage))
+                                        .replaceWith(started.getItem2()))));
             });
             return transaction.ifNoItem().after(limit).recoverWithUni(() -> {
                 RuntimeException answer = stage.compareAndSet(Stage.RUNNING, Stage.ABANDONED)

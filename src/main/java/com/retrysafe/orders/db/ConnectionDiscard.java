@@ -59,7 +59,9 @@ public final class ConnectionDiscard {
 
     /**
      * The connection a piece of work under a deadline holds, closed when the deadline passes:
-     * whichever comes second, the connection or the deadline, closes it.
+     * whichever comes second, the connection or the deadline, closes it. Only while the work runs:
+     * once it has ended the pool takes the connection back and may hand it to someone else, so a
+     * deadline that passes from then on closes nothing.
      */
     static final class Held {
 
@@ -76,9 +78,21 @@ public final class ConnectionDiscard {
             return true;
         }
 
+        /**
+         * {@code work} on the connection taken, let go of when it ends, before the pool takes the
+         * connection back.
+         */
+        <T> Uni<T> whileRunning(Uni<T> work) {
+            return work.onTermination().invoke(this::letGo);
+        }
+
         synchronized void expire() {
             expired = true;
             closeNow(connection);
+        }
+
+        private synchronized void letGo() {
+            connection = null;
         }
     }
 }

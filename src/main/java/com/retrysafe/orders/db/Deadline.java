@@ -35,7 +35,7 @@ public final class Deadline {
         return Uni.createFrom().deferred(() -> {
             ConnectionDiscard.Held held = new ConnectionDiscard.Held();
             return pool.withConnection(connection -> held.take(connection)
-                    ? ConnectionDiscard.onReadOnlyServer(connection, work.apply(connection))
+                    ? held.whileRunning(ConnectionDiscard.onReadOnlyServer(connection, work.apply(connection)))
                     : Uni.createFrom().<T>failure(expired(limit)))
                     .ifNoItem().after(limit).recoverWithUni(() -> {
                         held.expire();
