@@ -16,12 +16,6 @@ public final class Deadline {
     private Deadline() {
     }
 
-    /** For work that holds no pooled connection of its own (or one it bounds itself). */
-    public static <T> Uni<T> within(Uni<T> databaseWork, Duration limit) {
-        return databaseWork.ifNoItem().after(limit)
-                .failWith(() -> new DatabaseTimeoutException("no answer from the database within " + limit));
-    }
-
     /**
      * Runs {@code work} on a pooled connection of its own within {@code limit}. Past it the
      * connection is closed at once, not left checked out until a server that stopped answering
