@@ -46,7 +46,9 @@ import com.retrysafe.orders.support.TcpProxy;
  * <ul>
  * <li>a new order within 30 s of the address leading to it;</li>
  * <li>no expired idempotency record left 60 s after its expiry (retention 10 s, cleanup every 2 s);</li>
- * <li>a payment result published to the broker after the switch applied within 60 s;</li>
+ * <li>a payment result published to the broker after the switch applied within 60 s (and one
+ * published during the partition applied too);</li>
+ * <li>every event written before the switch published within 60 s of it (the relay runs again);</li>
  * <li>every acknowledged order present, stock exact, no plain 500 on the way.</li>
  * </ul>
  */
@@ -146,6 +148,7 @@ class PartitionIT {
                         .until(() -> "PAID".equals(paymentStatus(jar, paidDuring)) && inboxed(jar, duringId));
 
                 long cleanupMillis = expiredRecordsGoneWithinTheBound(jar, writable);
+                long relayMillis = eventsPublishedWithinTheBound(jar, writable);
 
                 int createdThen = load.created.size();
                 await("orders to flow after the switch").atMost(Duration.ofSeconds(60))
@@ -160,8 +163,9 @@ class PartitionIT {
                 long worst = Clients.worstMillis(load.answersSince(load.faultAt));
                 String figures = String.format("%d connections cut (%d rules), keepalive timers <= %d ms; first new"
                         + " order %d ms after the switch; payment result applied %d ms after its publication;"
-                        + " every expired record gone %d ms after the switch", held.size(), partition.rules(),
-                        longestKeepalive.toMillis(), firstMillis, appliedMillis, cleanupMillis);
+                        + " every expired record gone %d ms and every event written before the switch published %d ms"
+                        + " after it", held.size(), partition.rules(), longestKeepalive.toMillis(), firstMillis,
+                        appliedMillis, cleanupMillis, relayMillis);
                 System.out.printf("[partition] %s; %d answers %s%n", figures, answers.size(),
                         FailoverIT.summary(answers));
                 Faults.report("11. partition: every packet of the service's connections dropped, standby promoted"
@@ -239,6 +243,32 @@ class PartitionIT {
                     assertTrue(expired[1] <= RUNS_AGAIN_BOUND.toMillis(), "a record expired " + expired[1]
                             + " ms ago is still there");
                     return expired[0] == 0;
+                });
+        return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - writable);
+    }
+
+    /**
+     * The outbox relay runs again: every event written before the switch (on the old primary, and
+     * there with the standby) is published within 60 s of it.
+     *
+     * @return how long after the switch none was left unpublished
+     */
+    private static long eventsPublishedWithinTheBound(PackagedJar jar, long writable) {
+        long left = RUNS_AGAIN_BOUND.toMillis() - TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - writable);
+        await("every event written before the switch to be published within " + RUNS_AGAIN_BOUND.toSeconds()
+                + " s of it").atMost(Duration.ofMillis(Math.max(left, 1))).pollInterval(Duration.ofMillis(500))
+                .until(() -> {
+                    long sinceSwitch = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - writable);
+                    try (Connection db = jar.jdbc();
+                            PreparedStatement query = db.prepareStatement("SELECT count(*) FROM outbox_event"
+                                    + " WHERE published_at IS NULL"
+                                    + " AND created_at < now() - make_interval(secs => ?::double precision / 1000)")) {
+                        query.setLong(1, sinceSwitch);
+                        try (ResultSet rows = query.executeQuery()) {
+                            rows.next();
+                            return rows.getLong(1) == 0;
+                        }
+                    }
                 });
         return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - writable);
     }
