@@ -76,7 +76,11 @@ public class BoundedPgPoolCreator implements PgPoolCreator {
         return PgBuilder.pool()
                 .with(poolOptions)
                 .connectingTo(List.copyOf(input.pgConnectOptionsList()))
-                .withConnectHandler(keepalive.onEachConnection())
+                .withConnectHandler(connection -> {
+                    keepalive.applyTo(connection);
+                    // A connect handler hands the connection to the pool by closing it.
+                    connection.close();
+                })
                 .using(input.vertx())
                 .build();
     }

@@ -9,7 +9,6 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.epoll.EpollChannelOption;
 import io.netty.channel.socket.nio.NioChannelOption;
-import io.vertx.core.Handler;
 import io.vertx.sqlclient.SqlConnection;
 import jdk.net.ExtendedSocketOptions;
 
@@ -39,18 +38,9 @@ public record TcpKeepalive(int idleSeconds, int intervalSeconds, int probes) {
         return Duration.ofSeconds(idleSeconds + (long) intervalSeconds * probes);
     }
 
-    /**
-     * For the pool's connect handler: sets the timers on each new connection, then hands it to
-     * the pool.
-     */
-    public Handler<SqlConnection> onEachConnection() {
-        return connection -> {
-            try {
-                apply(ConnectionDiscard.channelOf(connection));
-            } finally {
-                connection.close();
-            }
-        };
+    /** Sets the timers on a connection the pool has just opened (from its connect handler). */
+    public void applyTo(SqlConnection connection) {
+        apply(ConnectionDiscard.channelOf(connection));
     }
 
     void apply(Channel channel) {
