@@ -8,6 +8,7 @@ import jakarta.inject.Singleton;
 import org.jboss.logging.Logger;
 
 import io.quarkus.reactive.pg.client.PgPoolCreator;
+import io.vertx.core.Vertx;
 import io.vertx.pgclient.PgBuilder;
 import io.vertx.pgclient.PgConnectOptions;
 import io.vertx.sqlclient.Pool;
@@ -25,9 +26,11 @@ import io.vertx.sqlclient.PoolOptions;
  * lifts it for the rest of its transaction. Outside transactions the statements that can wait on
  * a lock (setting stock) are bounded by it too.
  * <p>
- * Every connection has TCP keepalive ({@code idempotency.db-keepalive}), and the pool closes
- * connections idle past {@code quarkus.datasource.reactive.idle-timeout} and older than
- * {@code max-lifetime}: after a failover nothing keeps a connection to a host that went away.
+ * Every connection has TCP keepalive ({@code idempotency.db-keepalive}, set on each socket by
+ * {@link TcpKeepalive}) and, on the native transport, TCP_USER_TIMEOUT
+ * ({@code idempotency.db-tcp-user-timeout}); the pool closes connections idle past
+ * {@code quarkus.datasource.reactive.idle-timeout} and older than {@code max-lifetime}: after a
+ * failover or a partition nothing keeps a connection to a host that went away.
  */
 @Singleton
 public class BoundedPgPoolCreator implements PgPoolCreator {
@@ -46,7 +49,8 @@ public class BoundedPgPoolCreator implements PgPoolCreator {
     public Pool create(Input input) {
         int timeoutMillis = millis(config.dbTimeout());
         int lockWaitMillis = millis(config.inFlightWait());
-        int keepaliveSeconds = (int) Math.max(1, Math.min(Integer.MAX_VALUE, config.dbKeepalive().toSeconds()));
+        TcpKeepalive keepalive = TcpKeepalive.of(config.dbKeepalive());
+        int userTimeoutMillis = millis(config.tcpUserTimeout());
         if (lockWaitMillis >= timeoutMillis) {
             // Below the statement bound, so a long wait for the first request still ends as
             // 409 request-in-progress rather than as a cancelled statement (503).
@@ -57,26 +61,44 @@ public class BoundedPgPoolCreator implements PgPoolCreator {
             options.addProperty("lock_timeout", Integer.toString(lockWaitMillis));
             options.addProperty("application_name", "order-service");
             options.setConnectTimeout(timeoutMillis);
+            // The keepalive timers on these options reach no client socket in Vert.x 4: TcpKeepalive
+            // sets them on each connection. TCP_USER_TIMEOUT does reach it, on the native transport.
             options.setTcpKeepAlive(true)
-                    .setTcpKeepAliveIdleSeconds(keepaliveSeconds)
-                    .setTcpKeepAliveIntervalSeconds(Math.max(1, keepaliveSeconds / 3))
-                    .setTcpKeepAliveCount(3);
+                    .setTcpUserTimeout(userTimeoutMillis);
         }
         PoolOptions poolOptions = input.poolOptions()
                 .setConnectionTimeout(timeoutMillis)
                 .setConnectionTimeoutUnit(TimeUnit.MILLISECONDS);
         LOG.infof("Reactive pool: max %d connections, statement/connect/acquire timeout %d ms, lock wait %d ms,"
-                + " keepalive %d s, idle timeout %d %s, max lifetime %d %s", poolOptions.getMaxSize(), timeoutMillis,
-                lockWaitMillis, keepaliveSeconds, poolOptions.getIdleTimeout(), poolOptions.getIdleTimeoutUnit(),
+                + " keepalive %d s then %d probes %d s apart, idle timeout %d %s, max lifetime %d %s",
+                poolOptions.getMaxSize(), timeoutMillis, lockWaitMillis, keepalive.idleSeconds(), keepalive.probes(),
+                keepalive.intervalSeconds(), poolOptions.getIdleTimeout(), poolOptions.getIdleTimeoutUnit(),
                 poolOptions.getMaxLifetime(), poolOptions.getMaxLifetimeUnit());
+        logTransport(input.vertx(), userTimeoutMillis);
         Pool pool = PgBuilder.pool()
                 .with(poolOptions)
                 .connectingTo(List.copyOf(input.pgConnectOptionsList()))
-                .withConnectHandler(connections::opened)
+                .withConnectHandler(connection -> {
+                    keepalive.applyTo(connection);
+                    // Counts it and hands it to the pool (a connect handler does so by closing it).
+                    connections.opened(connection);
+                })
                 .using(input.vertx())
                 .build();
         connections.watch(pool);
         return pool;
+    }
+
+    private static void logTransport(Vertx vertx, int userTimeoutMillis) {
+        if (vertx.isNativeTransportEnabled()) {
+            LOG.infof("Database connections on the native transport: TCP_USER_TIMEOUT %d ms", userTimeoutMillis);
+            return;
+        }
+        Throwable cause = vertx.unavailableNativeTransportCause();
+        LOG.warnf("Native transport unavailable (%s): the database connections use the JDK's, without"
+                + " TCP_USER_TIMEOUT. Data a connection sent that is never acknowledged (a partitioned host) ends it"
+                + " only when TCP gives up, about 15 minutes on Linux; the deadlines still free its pool slot"
+                + " (docs/CONFIGURATION.md)", cause == null ? "quarkus.vertx.prefer-native-transport is false" : cause);
     }
 
     private static int millis(java.time.Duration duration) {

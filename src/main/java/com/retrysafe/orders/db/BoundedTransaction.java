@@ -76,14 +76,16 @@ public final class BoundedTransaction {
                 }
                 RuntimeException unwanted = RequestBudget.refusalToStart();
                 if (unwanted != null) {
-                    // Nothing was sent on it: the connection goes back to the pool as it came.
-                    return Uni.createFrom().failure(unwanted);
+                    // Nothing was sent on it: the connection goes back to the pool as it came, let go
+                    // of first, so a deadline that passes later cannot close it under someone else.
+                    return held.whileRunning(Uni.createFrom().failure(unwanted));
                 }
                 Uni<Transaction> begin = connection.begin();
                 Uni<T> body = work.apply(connection);
-                return ConnectionDiscard.onReadOnlyServer(connection, Uni.combine().all().unis(begin, body).asTuple()
-                        .flatMap(started -> aroundCommit.apply(() -> commit(started.getItem1(), stage))
-                                .replaceWith(started.getItem2())));
+                return held.whileRunning(ConnectionDiscard.onReadOnlyServer(connection,
+                        Uni.combine().all().unis(begin, body).asTuple()
+                                .flatMap(started -> aroundCommit.apply(() -> commit(started.getItem1(), stage))
+                                        .replaceWith(started.getItem2()))));
             });
             return transaction.ifNoItem().after(bound).recoverWithUni(() -> {
                 RuntimeException answer = stage.compareAndSet(Stage.RUNNING, Stage.ABANDONED)

@@ -4,6 +4,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.jboss.logging.Logger;
 
+import io.netty.channel.Channel;
 import io.smallrye.mutiny.Uni;
 import io.vertx.mutiny.sqlclient.SqlConnection;
 import io.vertx.sqlclient.impl.Connection;
@@ -15,8 +16,14 @@ import io.vertx.sqlclient.impl.SqlConnectionInternal;
  * Releasing a connection only returns it to the pool: one whose server stopped answering would
  * stay checked out by the work still waiting on it (with a frozen host, until TCP gives up, about
  * 15 minutes), and one to a read-only server would refuse the next write too. Vert.x 4 has no
- * public way to close a pooled connection itself, so this goes through its implementation types;
- * {@code ConnectionDiscardTest} fails should they change.
+ * public way to close a pooled connection itself, so this goes through its implementation types
+ * (as {@link TcpKeepalive} does to reach the socket); {@code ConnectionDiscardTest} fails should
+ * they change.
+ * <p>
+ * TCP_USER_TIMEOUT does not make this unnecessary: it ends a connection only when data it sent
+ * goes unacknowledged, and a frozen server's kernel, or a slow statement's, acknowledges
+ * everything. Closing at the deadline frees the pool's slot at once and ends the session, so its
+ * transaction surely rolls back.
  */
 public final class ConnectionDiscard {
 
@@ -36,20 +43,29 @@ public final class ConnectionDiscard {
         if (connection == null) {
             return false;
         }
-        if (connection.getDelegate() instanceof SqlConnectionInternal internal) {
-            Connection physical = internal.unwrap().unwrap();
-            if (physical instanceof SocketConnectionBase socket) {
-                // From the pipeline's first handler: Vert.x's own close() waits for the
-                // answers in flight, which is exactly what must not be waited for here.
-                socket.socket().channelHandlerContext().pipeline().firstContext().close();
-                return true;
-            }
+        Channel channel = channelOf(connection.getDelegate());
+        if (channel != null) {
+            // From the pipeline's first handler: Vert.x's own close() waits for the answers in
+            // flight, which is exactly what must not be waited for here.
+            channel.pipeline().firstContext().close();
+            return true;
         }
         if (WARNED.compareAndSet(false, true)) {
             LOG.warnf("Cannot close a pooled connection of type %s: it goes back to the pool instead",
                     connection.getDelegate().getClass().getName());
         }
         return false;
+    }
+
+    /** The socket under a pooled connection, or null when Vert.x's implementation types changed. */
+    static Channel channelOf(io.vertx.sqlclient.SqlConnection connection) {
+        if (connection instanceof SqlConnectionInternal internal) {
+            Connection physical = internal.unwrap().unwrap();
+            if (physical instanceof SocketConnectionBase socket) {
+                return socket.socket().channelHandlerContext().channel();
+            }
+        }
+        return null;
     }
 
     /** {@code work}, which closes its connection when the server turns out to refuse writes. */
@@ -59,7 +75,9 @@ public final class ConnectionDiscard {
 
     /**
      * The connection a piece of work under a deadline holds, closed when the deadline passes:
-     * whichever comes second, the connection or the deadline, closes it.
+     * whichever comes second, the connection or the deadline, closes it. Only while the work runs:
+     * once it has ended the pool takes the connection back and may hand it to someone else, so a
+     * deadline that passes from then on closes nothing.
      */
     static final class Held {
 
@@ -76,9 +94,21 @@ public final class ConnectionDiscard {
             return true;
         }
 
+        /**
+         * {@code work} on the connection taken, let go of when it ends, before the pool takes the
+         * connection back.
+         */
+        <T> Uni<T> whileRunning(Uni<T> work) {
+            return work.onTermination().invoke(this::letGo);
+        }
+
         synchronized void expire() {
             expired = true;
             closeNow(connection);
+        }
+
+        private synchronized void letGo() {
+            connection = null;
         }
     }
 }

@@ -1,6 +1,7 @@
 package com.retrysafe.orders.db;
 
 import java.time.Duration;
+import java.util.Optional;
 
 import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithDefault;
@@ -32,6 +33,20 @@ public interface DatabaseConfig {
      */
     @WithDefault("30s")
     Duration dbKeepalive();
+
+    /**
+     * TCP_USER_TIMEOUT on every pooled connection: data it sent that stays unacknowledged this long
+     * ends the connection, instead of TCP's retransmissions (about 15 minutes on Linux). Unset, it
+     * is the keepalive's own detection time, {@link #dbKeepalive()} plus three probes a third of it
+     * apart (60 s with the defaults): Linux lets this bound end a keepalive too, so anything
+     * shorter would end an idle connection on its first lost probe. Only on the native transport.
+     */
+    Optional<Duration> dbTcpUserTimeout();
+
+    /** {@link #dbTcpUserTimeout()}, or the keepalive's detection time when it is not set. */
+    default Duration tcpUserTimeout() {
+        return dbTcpUserTimeout().orElseGet(() -> TcpKeepalive.of(dbKeepalive()).detection());
+    }
 
     /**
      * The client-side bound on database work ({@link Deadline}). The server's statement_timeout

@@ -19,24 +19,12 @@ public final class Deadline {
     }
 
     /**
-     * For work that holds no pooled connection of its own (or one it bounds itself). Within a
-     * request, {@code limit} is cut to what is left of the request's budget ({@link RequestBudget}).
-     */
-    public static <T> Uni<T> within(Uni<T> databaseWork, Duration limit) {
-        return Uni.createFrom().deferred(() -> {
-            Duration bound = RequestBudget.admitWork(limit);
-            return databaseWork.ifNoItem().after(bound)
-                    .failWith(() -> new DatabaseTimeoutException("no answer from the database within " + bound));
-        });
-    }
-
-    /**
      * Runs {@code work} on a pooled connection of its own within {@code limit}. Past it the
      * connection is closed at once, not left checked out until a server that stopped answering
      * answers; a connection whose server refused a write as read-only is closed too. Meant for
      * reads and single statements: a transaction goes through {@link BoundedTransaction}, which
      * knows whether COMMIT was sent.
-     *
+     * <p>
      * Within a request, {@code limit} is cut to what is left of the request's budget, waiting for
      * a connection included, and the work is not started at all when the budget is spent or the
      * client has gone ({@link RequestBudget}).
@@ -52,10 +40,9 @@ public final class Deadline {
                     return Uni.createFrom().<T>failure(expired(bound));
                 }
                 RuntimeException unwanted = RequestBudget.refusalToStart();
-                if (unwanted != null) {
-                    return Uni.createFrom().<T>failure(unwanted);
-                }
-                return ConnectionDiscard.onReadOnlyServer(connection, work.apply(connection));
+                // Even refused, the work ends before the pool takes the connection back: let go of it.
+                return held.whileRunning(unwanted != null ? Uni.createFrom().<T>failure(unwanted)
+                        : ConnectionDiscard.onReadOnlyServer(connection, work.apply(connection)));
             })
                     .ifNoItem().after(bound).recoverWithUni(() -> {
                         held.expire();

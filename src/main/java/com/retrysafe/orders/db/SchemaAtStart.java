@@ -33,6 +33,7 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.flywaydb.core.Flyway;
 import org.jboss.logging.Logger;
 
+import io.agroal.api.AgroalDataSource;
 import io.quarkus.runtime.StartupEvent;
 import io.vertx.mutiny.sqlclient.Pool;
 import io.vertx.mutiny.sqlclient.Row;
@@ -74,12 +75,14 @@ public class SchemaAtStart {
     private final boolean migrateAtStart;
     private final Instance<Pool> pool;
     private final Instance<Flyway> flyway;
+    private final Instance<AgroalDataSource> flywayConnections;
 
     public SchemaAtStart(@ConfigProperty(name = "schema.migrate-at-start", defaultValue = "true") boolean migrateAtStart,
-            Instance<Pool> pool, Instance<Flyway> flyway) {
+            Instance<Pool> pool, Instance<Flyway> flyway, Instance<AgroalDataSource> flywayConnections) {
         this.migrateAtStart = migrateAtStart;
         this.pool = pool;
         this.flyway = flyway;
+        this.flywayConnections = flywayConnections;
     }
 
     void migrate(@Observes @Priority(Interceptor.Priority.PLATFORM_BEFORE - 1) StartupEvent event) {
@@ -93,6 +96,9 @@ public class SchemaAtStart {
         }
         LOG.infof("Running Flyway migrate (%s)", current.get());
         flyway.get().migrate();
+        // Nothing but Flyway uses the JDBC pool, and its sockets have no keepalive: kept open, they
+        // would sit on a database host that went away until the pool's idle removal, minutes later.
+        flywayConnections.get().flush(AgroalDataSource.FlushMode.ALL);
     }
 
     /**

@@ -183,8 +183,7 @@ public class IdempotencyService {
         if (inProgress == null) {
             return Uni.createFrom().item(ProtocolRules.noCurrentState());
         }
-        return Deadline.within(inProgress.current(accepted.response()), database.clientDeadline())
-                .map(ProtocolRules::currentState);
+        return inProgress.current(accepted.response()).map(ProtocolRules::currentState);
     }
 
     /**

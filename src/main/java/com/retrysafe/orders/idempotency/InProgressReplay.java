@@ -10,6 +10,10 @@ import io.smallrye.mutiny.Uni;
 public interface InProgressReplay {
 
     /**
+     * Reads under the deadline the request's other reads have ({@code db/Deadline.within} on a
+     * connection of its own), which closes the connection when it passes: nothing here bounds it
+     * again.
+     *
      * @param accepted the response stored when the request was accepted (its resource id names
      *        the work)
      * @return the answer to send now, or {@code null} when the work has finished meanwhile: the

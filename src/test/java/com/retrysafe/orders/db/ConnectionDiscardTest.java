@@ -6,7 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
 
 import jakarta.inject.Inject;
 
@@ -85,6 +87,57 @@ class ConnectionDiscardTest {
                 connection -> noted(connection, session).flatMap(ignored -> connection.query("SELECT 1/0").execute())));
         assertEquals("22012", ((PgException) failure).getSqlState());
         assertEquals(1, sessions(session.get()), "a failed statement says nothing about its connection");
+    }
+
+    @Test
+    void aReadWhoseConnectionWentBackToThePoolIsNotClosedByItsDeadline() {
+        CompletableFuture<Void> itemLetThrough = new CompletableFuture<>();
+        AtomicInteger session = new AtomicInteger();
+        try {
+            // The work ends and the pool takes its connection back; the deadline passes before
+            // the item reaches the caller. The connection is the pool's now, maybe another's.
+            Throwable failure = failureOf(Deadline.within(itemHeldBackUntil(itemLetThrough), LIMIT,
+                    connection -> noted(connection, session)));
+            assertInstanceOf(DatabaseTimeoutException.class, failure);
+            awaitSessionKept(session);
+        } finally {
+            itemLetThrough.complete(null);
+        }
+    }
+
+    @Test
+    void aTransactionWhoseConnectionWentBackToThePoolIsNotClosedByItsDeadline() {
+        CompletableFuture<Void> itemLetThrough = new CompletableFuture<>();
+        AtomicInteger session = new AtomicInteger();
+        try {
+            Throwable failure = failureOf(BoundedTransaction.run(itemHeldBackUntil(itemLetThrough), LIMIT,
+                    connection -> noted(connection, session)));
+            assertInstanceOf(OutcomeUnknownException.class, failure, "COMMIT was sent: " + failure);
+            awaitSessionKept(session);
+        } finally {
+            itemLetThrough.complete(null);
+        }
+    }
+
+    /**
+     * The pool, except that what {@code withConnection} emits reaches its subscriber only once
+     * {@code letThrough} completes: after the connection went back to the pool.
+     */
+    private Pool itemHeldBackUntil(CompletableFuture<Void> letThrough) {
+        return new Pool(pool.getDelegate()) {
+            @Override
+            public <T> Uni<T> withConnection(Function<SqlConnection, Uni<T>> work) {
+                return super.withConnection(work).call(() -> Uni.createFrom().completionStage(letThrough));
+            }
+        };
+    }
+
+    /** The session lives on: polled for a while, it never ended. */
+    private void awaitSessionKept(AtomicInteger session) {
+        assertTrue(session.get() > 0, "the work reached the server");
+        await("session " + session.get() + " to live on after its work's deadline").during(Duration.ofSeconds(1))
+                .atMost(Duration.ofSeconds(3)).pollInterval(Duration.ofMillis(100))
+                .until(() -> sessions(session.get()) == 1);
     }
 
     /** Records the session's server process id, and lets the server notice a client that left. */

@@ -240,7 +240,7 @@ class FailoverIT {
     }
 
     /** Final (201 or a 4xx other than 409 in progress), or an answer that asks for the same key again. */
-    private static boolean allowed(Answer answer) {
+    static boolean allowed(Answer answer) {
         if (!answer.answered()) {
             return false;
         }
@@ -281,7 +281,7 @@ class FailoverIT {
     }
 
     /** How many answers of each status and problem type, e.g. {@code {503 temporarily-unavailable=40}}. */
-    private static Map<String, Long> summary(List<Answer> answers) {
+    static Map<String, Long> summary(List<Answer> answers) {
         Map<String, Long> counts = new java.util.TreeMap<>();
         for (Answer answer : answers) {
             String type = "";
@@ -328,7 +328,7 @@ class FailoverIT {
     }
 
     /** Clients that order without pause, each retrying its key until the final answer. */
-    private static final class Load {
+    static final class Load {
 
         final Map<String, String> firstCreated = new ConcurrentHashMap<>();
         final Map<String, String> bodies = new ConcurrentHashMap<>();

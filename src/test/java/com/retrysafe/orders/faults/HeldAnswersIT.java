@@ -31,7 +31,9 @@ import com.retrysafe.orders.support.TcpProxy;
  * the network past the service's client-side deadline, then delivered (API.md section 2: what a
  * 503 promises). A 503 must mean that the transaction can never commit; a deadline that fires
  * after COMMIT was sent must say that the outcome is unknown, and the same key must then tell it.
- * The ledger is read from the database once the held transaction has ended.
+ * The ledger is read from the database once the held transaction has ended. The payment-result
+ * consumer's transaction is held the same way: a message whose COMMIT went unanswered is tried
+ * again, never rejected (issue 46).
  */
 class HeldAnswersIT {
 
@@ -45,6 +47,8 @@ class HeldAnswersIT {
     private static TcpProxy proxy;
     private static Process app;
     private static String base;
+    /** This class's own payment-results queue: the machine's broker may have other consumers of payments.results. */
+    private static final String RESULTS_QUEUE = "payments.results.held-answers-" + UUID.randomUUID().toString().substring(0, 8);
     private static final List<Answer> ALL = new ArrayList<>();
     private static final List<Answer> HELD = new ArrayList<>();
 
@@ -55,6 +59,7 @@ class HeldAnswersIT {
         Map<String, String> env = jar.databaseEnv(proxy);
         env.put("IDEMPOTENCY_DB_TIMEOUT", DB_TIMEOUT.toSeconds() + "s");
         env.put("IDEMPOTENCY_IN_FLIGHT_WAIT", IN_FLIGHT_WAIT.toSeconds() + "s");
+        env.put("MP_MESSAGING_INCOMING_PAYMENT_RESULTS_QUEUE_NAME", RESULTS_QUEUE);
         base = "http://127.0.0.1:" + jar.withKeyAndPort(env);
         app = jar.start(env, "faults-held-answers");
         awaitReady(base, app);
@@ -72,6 +77,10 @@ class HeldAnswersIT {
         }
         proxy.close();
         jar.close();
+        try (com.rabbitmq.client.Connection broker = brokerConnection();
+                com.rabbitmq.client.Channel channel = broker.createChannel()) {
+            channel.queueDelete(RESULTS_QUEUE);
+        }
     }
 
     @Test
@@ -155,6 +164,63 @@ class HeldAnswersIT {
         HttpResponse<String> retry = pay(token, orderId, key("held-pay-new"), payment, false);
         assertEquals(202, retry.statusCode(), "the order is still free to pay: " + retry.body());
         assertEquals(1, count("SELECT count(*) FROM payment WHERE owner_id = ?", owner));
+    }
+
+    @Test
+    void aPaymentResultWhoseCommitWentUnansweredIsTriedAgainNotRejected() throws Exception {
+        long owner = 9_804;
+        long sku = 98_004;
+        assertEquals(200, jar.setStock(base, sku, INITIAL_STOCK));
+        String token = jar.token(Long.toString(owner));
+        Answer order = seen(Answer.sendAndWait(base, token, key("held-result-order"),
+                "{\"skuId\": " + sku + ", \"quantity\": 1}", Duration.ofSeconds(15)), false);
+        assertEquals(201, order.status(), order.toString());
+        HttpResponse<String> accepted = pay(token, order.orderId(), key("held-result-pay"),
+                "{\"amount\": 1999, \"currency\": \"EUR\"}", false);
+        assertEquals(202, accepted.statusCode(), accepted.body());
+        long paymentId = Answer.JSON.readTree(accepted.body()).path("paymentId").asLong();
+        String messageId = key("held-result");
+        double duplicates = inboxMessages("duplicate");
+
+        Timestamp before = databaseNow();
+        TcpProxy.Hold hold = proxy.holdAnswersAfter(HOLD, messageId, "COMMIT");
+        try (com.rabbitmq.client.Connection broker = brokerConnection();
+                com.rabbitmq.client.Channel channel = broker.createChannel()) {
+            channel.basicPublish("", RESULTS_QUEUE, null, ("{\"messageId\": \"" + messageId + "\", \"paymentId\": "
+                    + paymentId + ", \"outcome\": \"SUCCEEDED\"}").getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        }
+        await("the consumer's COMMIT to be held").atMost(Duration.ofSeconds(20)).until(hold::started);
+        // The commit went through (only its answer was held): the message tried again finds its
+        // inbox row. Rejected instead, it would be gone, and with a COMMIT that never arrived the
+        // result with it.
+        await("the message to be tried again after its COMMIT went unanswered, and found applied")
+                .atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200))
+                .until(() -> inboxMessages("duplicate") >= duplicates + 1);
+        awaitTransactionsEnded(before);
+        assertEquals(1, count("SELECT count(*) FROM inbox_message WHERE message_id = ?", messageId));
+        assertEquals(1, count("SELECT count(*) FROM payment WHERE id = ? AND status = 'PAID'", paymentId));
+        assertEquals(1, count("SELECT count(*) FROM outbox_event WHERE aggregate_type = 'payment' AND aggregate_id = ?",
+                Long.toString(paymentId)), "one effect");
+    }
+
+    private static double inboxMessages(String result) {
+        String metrics = PackagedJar.send(HttpRequest.newBuilder(URI.create(base + "/q/metrics")).GET()).body();
+        String series = "inbox_messages_total{result=\"" + result + "\"} ";
+        for (String line : metrics.split("\n")) {
+            if (line.startsWith(series)) {
+                return Double.parseDouble(line.substring(series.length()).trim());
+            }
+        }
+        throw new AssertionError("no series " + series + " in /q/metrics");
+    }
+
+    private static com.rabbitmq.client.Connection brokerConnection() throws Exception {
+        com.rabbitmq.client.ConnectionFactory factory = new com.rabbitmq.client.ConnectionFactory();
+        factory.setHost(com.retrysafe.orders.support.Broker.HOST);
+        factory.setPort(com.retrysafe.orders.support.Broker.port());
+        factory.setUsername("guest");
+        factory.setPassword("guest");
+        return factory.newConnection("held-answers-it");
     }
 
     private static HttpResponse<String> pay(String token, long orderId, String key, String body,

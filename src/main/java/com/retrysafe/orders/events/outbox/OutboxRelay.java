@@ -16,6 +16,7 @@ import org.jboss.logging.Logger;
 import com.retrysafe.orders.db.BoundedTransaction;
 import com.retrysafe.orders.db.DatabaseConfig;
 import com.retrysafe.orders.db.DatabaseErrors;
+import com.retrysafe.orders.db.Deadline;
 
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
@@ -185,7 +186,8 @@ public class OutboxRelay {
      * A confirm after the deadline still means the broker has the event: marking it spares
      * consumers a duplicate and lets the aggregate's next event go. Its own short statement, which
      * waits (bounded by lock_timeout) if another run has the row claimed; that run records the
-     * event published itself. Should the mark fail, the event is sent again later: at least once.
+     * event published itself. Should the mark fail (or meet its deadline, which closes its
+     * connection), the event is sent again later: at least once.
      */
     private void markPublishedOnLateConfirm(OutboxEvent event, CompletionStage<Void> confirm) {
         confirm.thenRun(() -> {
@@ -195,7 +197,7 @@ public class OutboxRelay {
     }
 
     private void markPublishedLate(OutboxEvent event) {
-        repository.markPublishedLate(pool, event.eventId())
+        Deadline.within(pool, dbDeadline, connection -> repository.markPublishedLate(connection, event.eventId()))
                 .onTermination().invoke(() -> confirmedLate.remove(event.eventId()))
                 .subscribe().with(
                         marked -> {

@@ -13,7 +13,10 @@ import org.eclipse.microprofile.reactive.messaging.Metadata;
 import org.jboss.logging.Logger;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.retrysafe.orders.db.BoundedTransaction;
+import com.retrysafe.orders.db.DatabaseConfig;
 import com.retrysafe.orders.db.DatabaseErrors;
+import com.retrysafe.orders.db.OutcomeUnknownException;
 import com.retrysafe.orders.events.inbox.InboxConfig;
 import com.retrysafe.orders.events.inbox.InboxMetrics;
 import com.retrysafe.orders.events.inbox.InboxRepository;
@@ -32,7 +35,10 @@ import io.vertx.mutiny.sqlclient.Pool;
  * Consumes {@code payment.result} messages (API.md section 9) idempotently: in one transaction the
  * message id is recorded in {@code inbox_message} and, only when it was new, the result is applied.
  * The message is acknowledged only after that commit, so a crash before the ack means a
- * redelivery, which finds the row and does nothing more. The result is applied by
+ * redelivery, which finds the row and does nothing more. The transaction runs under the deadline
+ * the request paths use ({@link BoundedTransaction}), which closes its connection: a database that
+ * stopped answering (a partitioned primary) holds one message for that long, not until TCP gives
+ * up, and the message is tried again. The result is applied by
  * {@link PaymentFinisher}, as the worker's would be; a result for a payment that already ended
  * (or that does not exist) is recorded and changes nothing.
  * <p>
@@ -53,15 +59,17 @@ public class PaymentResultConsumer {
     private final InboxMetrics metrics;
     private final InboxConfig config;
     private final ObjectMapper json;
+    private final Duration dbDeadline;
 
     public PaymentResultConsumer(Pool pool, InboxRepository inbox, PaymentFinisher finisher,
-            InboxMetrics metrics, InboxConfig config, ObjectMapper json) {
+            InboxMetrics metrics, InboxConfig config, ObjectMapper json, DatabaseConfig database) {
         this.pool = pool;
         this.inbox = inbox;
         this.finisher = finisher;
         this.metrics = metrics;
         this.config = config;
         this.json = json;
+        this.dbDeadline = database.clientDeadline();
         metrics.register(Arrays.stream(ExternalResult.values()).map(Enum::name).toList());
     }
 
@@ -79,13 +87,13 @@ public class PaymentResultConsumer {
             return Uni.createFrom().completionStage(message.ack()).invoke(() -> metrics.count(InboxMetrics.MALFORMED));
         }
         return applyOnce(result)
-                .onFailure(DatabaseErrors::isTransient).retry()
+                .onFailure(PaymentResultConsumer::worthAnotherTry).retry()
                 .withBackOff(Duration.ofMillis(100), Duration.ofSeconds(2)).atMost(config.dbRetries())
                 .onItemOrFailure().transformToUni((outcome, failure) -> {
                     if (failure == null) {
                         return Uni.createFrom().completionStage(message.ack()).invoke(() -> metrics.count(outcome));
                     }
-                    boolean transientFailure = DatabaseErrors.isTransient(failure);
+                    boolean transientFailure = worthAnotherTry(failure);
                     LOG.warnf("Payment result %s not applied, %s: %s", escape(result.messageId()),
                             transientFailure ? "requeued" : "rejected", DatabaseErrors.describe(failure));
                     // A passing database failure is retried by the redelivery; anything else would
@@ -96,11 +104,19 @@ public class PaymentResultConsumer {
     }
 
     /**
+     * A passing database failure, or a COMMIT whose answer was lost: applying the message again is
+     * safe either way, since a delivery that finds its inbox row does nothing more.
+     */
+    private static boolean worthAnotherTry(Throwable failure) {
+        return DatabaseErrors.isTransient(failure) || failure instanceof OutcomeUnknownException;
+    }
+
+    /**
      * Emits what applying the result did (an {@link ExternalResult}'s name), or
      * {@link InboxMetrics#DUPLICATE} when the message id was seen before.
      */
     Uni<String> applyOnce(PaymentResult result) {
-        return pool.withTransaction(tx -> inbox.record(tx, result.messageId(), result.paymentId(), result.outcome())
+        return BoundedTransaction.run(pool, dbDeadline, tx -> inbox.record(tx, result.messageId(), result.paymentId(), result.outcome())
                 .flatMap(first -> first
                         ? finisher.applyExternalResult(tx, result.paymentId(), ExternalOutcome.valueOf(result.outcome()))
                                 .map(Enum::name)

@@ -100,7 +100,7 @@ public class PaymentService {
 
     /** A duplicate while the payment is still PENDING: 202 with its current state. */
     private Uni<StoredResponse> current(StoredResponse accepted) {
-        return payments.find(pool, accepted.resourceId())
+        return Deadline.within(pool, dbTimeout, connection -> payments.find(connection, accepted.resourceId()))
                 .map(payment -> payment == null || !payment.is(PaymentStatus.PENDING) ? null
                         : new StoredResponse(202, finisher.toJson(payment), accepted.location(), payment.paymentId()));
     }
