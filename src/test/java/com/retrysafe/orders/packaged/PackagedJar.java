@@ -257,6 +257,14 @@ public final class PackagedJar implements AutoCloseable {
                 || variable.startsWith("OUTBOX_") || variable.startsWith("INBOX_")
                 || variable.startsWith("OVERLOAD_"));
         builder.environment().putAll(brokerEnv());
+        if (!env.containsKey("OVERLOAD_ENABLED")) {
+            // These checks drive one owner far past its share, and more requests at once than the
+            // door admits, to test other faults: the door stands open and the share is off, as for
+            // the contract tests (application.properties, %test). OverloadIT sets OVERLOAD_ENABLED
+            // and runs the production defaults.
+            builder.environment().put("OVERLOAD_ENABLED", "false");
+            builder.environment().put("OVERLOAD_OWNER_MAX_IN_FLIGHT", "0");
+        }
         builder.environment().putAll(env);
         return builder.start();
     }
