@@ -1,6 +1,7 @@
 package com.retrysafe.orders.faults;
 
 import static com.retrysafe.orders.packaged.PackagedJar.awaitReady;
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -13,6 +14,7 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -206,7 +208,8 @@ class OverloadIT {
             Thread flooding = new Thread(() -> flood.arrive(3 * capacity, 20_000), "flood");
             flooding.start();
             // The flood fills its share first; the quiet owner's trickle runs inside it.
-            Thread.sleep(2_000);
+            await("the flood to meet its share (429)").atMost(Duration.ofSeconds(10))
+                    .pollInterval(Duration.ofMillis(50)).until(() -> flood.status(429) > 0);
             long from = System.nanoTime();
             quiet.arrive(QUIET_PER_SECOND, 15_000);
             floodGoodput = flood.createdBetween(from, System.nanoTime()) / 15.0;
