@@ -71,11 +71,8 @@ public class AdmissionDoor {
         if (owner > 0 && !owners.tryEnter(owner)) {
             TooManyRequestsException refused = new TooManyRequestsException(owners.cap(),
                     OwnerLimits.retryAfterSeconds());
-            context.response()
-                    .setStatusCode(429)
-                    .putHeader(HttpHeaders.CONTENT_TYPE, Problem.MEDIA_TYPE)
-                    .putHeader(HttpHeaders.RETRY_AFTER, Long.toString(refused.retryAfterSeconds()))
-                    .end(problems.json(Problem.of(ProblemType.TOO_MANY_REQUESTS, 429, refused.getMessage())));
+            turnAway(context, 429, refused.retryAfterSeconds(),
+                    Buffer.buffer(problems.json(Problem.of(ProblemType.TOO_MANY_REQUESTS, 429, refused.getMessage()))));
             return;
         }
         Optional<Admission.Permit> permit = admission.tryAdmit();
@@ -83,11 +80,7 @@ public class AdmissionDoor {
             if (owner > 0) {
                 owners.leave(owner);
             }
-            context.response()
-                    .setStatusCode(503)
-                    .putHeader(HttpHeaders.CONTENT_TYPE, Problem.MEDIA_TYPE)
-                    .putHeader(HttpHeaders.RETRY_AFTER, Long.toString(admission.retryAfterSeconds()))
-                    .end(shedBody);
+            turnAway(context, 503, admission.retryAfterSeconds(), shedBody);
             return;
         }
         RequestBudget requestBudget = new RequestBudget(arrival, budget, context.response(), metrics, owners);
@@ -110,6 +103,15 @@ public class AdmissionDoor {
             }
         });
         context.next();
+    }
+
+    /** Answers at the door, before anything is done for the request: a retry with the same key is safe. */
+    private static void turnAway(RoutingContext context, int status, long retryAfterSeconds, Buffer problem) {
+        context.response()
+                .setStatusCode(status)
+                .putHeader(HttpHeaders.CONTENT_TYPE, Problem.MEDIA_TYPE)
+                .putHeader(HttpHeaders.RETRY_AFTER, Long.toString(retryAfterSeconds))
+                .end(problem);
     }
 
     /** The owner of the request's bearer token if that token was verified before, else 0. */
