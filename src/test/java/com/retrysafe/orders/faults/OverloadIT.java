@@ -41,14 +41,18 @@ import com.retrysafe.orders.packaged.PackagedJar;
  * target/faults/overload.md (docs/RELIABILITY.md quotes it): the orders answered 201 during the
  * overload (to clients still waiting: a client that timed out no longer reads), the shed answers'
  * latency, the rate from 5 s after the overload, the sessions, the door's limit, the CPU of each
- * side and how long the service's event loop waited for its CPU. Asserted: issue 45's targets as
- * far as a collapse goes (see the test); for every run, one order per key, stock exact, every 201's
- * order present, no 500, nothing unexpected, shed answers at once at p50, sessions within the pool.
- * The second test floods from one owner beside a quiet one.
+ * side and how long the service's event loop waited for its CPU; printed, each second of the
+ * capacity's window and of the one after the overload: orders, shed answers, the service's CPU,
+ * autovacuum and the outbox's backlog. Asserted: 0.5 x C to 5 s clients, the other targets as far as
+ * a collapse goes (see the test); for every run, one order per key, stock exact, every 201's order
+ * present, no 500, nothing unexpected, shed answers at once at p50 and within 500 ms at p99, sessions
+ * within the pool. The capacity is measured once the service's JIT is quiet. The second test floods
+ * from one owner beside a quiet one.
  */
 class OverloadIT {
 
     private static final Path ROOT = Path.of("target", "overload-it");
+    private static final String TRY_PREFIX = "OVERLOAD_IT_";
     private static final Path FIGURES = Path.of("target", "faults", "overload.md");
     private static final int POOL = 20;
     /** Sessions beyond the pool: Flyway's at start-up, the readiness check's, the cleanup's: all from the one pool. */
@@ -66,8 +70,10 @@ class OverloadIT {
     private static final String EVENT_LOOP = "vert.x-eventlo";
     /** The quiet owner's p99 beside a flood, at most: a fraction of the shortest client timeout (2 s). */
     private static final long QUIET_P99_CEILING_MICROS = 1_000_000;
-    /** Goodput below this share of the capacity is the collapse issue 45 found (0.05-0.11 x C). */
-    private static final double COLLAPSE = 0.3;
+    /** Issue 45's floor for the orders answered to clients still waiting (the code before the door: 0.05-0.11 x C). */
+    private static final double GOODPUT = 0.5;
+    /** A shed answer's p99, at most: far inside a 2 s client's timeout (the target is 50 ms, see the test). */
+    private static final long SHED_P99_CEILING_MICROS = 500_000;
     /** From 5 s after the overload, at least this share of the capacity (the target is 0.9). */
     private static final double AFTER_FLOOR = 0.7;
 
@@ -109,6 +115,13 @@ class OverloadIT {
         env.put("QUARKUS_DATASOURCE_REACTIVE_MAX_SIZE", Integer.toString(POOL));
         // The door and the owners' share at their production defaults (PackagedJar opens them otherwise).
         env.put("OVERLOAD_ENABLED", "true");
+        // Other settings to try, from the test's environment: OVERLOAD_IT_OVERLOAD_RETRY_AFTER_MAX=10s
+        // starts the service with OVERLOAD_RETRY_AFTER_MAX=10s.
+        System.getenv().forEach((name, value) -> {
+            if (name.startsWith(TRY_PREFIX)) {
+                env.put(name.substring(TRY_PREFIX.length()), value);
+            }
+        });
         port = jar.withKeyAndPort(env);
         String base = "http://127.0.0.1:" + port;
         app = jar.start(env, "overload");
@@ -152,21 +165,25 @@ class OverloadIT {
         for (long timeout : new long[] { 5_000, 2_000 }) {
             runs.add(run(build, jar, server, app, port, TOKENS, SKU_IDS, timeout, runs.isEmpty()));
         }
-        // Issue 45's targets (API.md section 12) are 0.5 x C, shed answers under 50 ms at p99, and
-        // 0.9 x C from 5 s after. On this 2-core machine the service held them in part (docs/
-        // RELIABILITY.md, scenario 12: 0.55 x C, 41 ms and 0.90 x C on a quiet machine; less with
-        // other work on it), so they are recorded in target/faults/overload.md for every run, and
-        // asserted here only as far as a collapse goes: the code before the door answered 0.05-0.11
-        // x C to waiting clients, and its clients mostly timed out.
+        // Issue 45's targets (API.md section 12): 0.5 x C to clients with a 5 s timeout, asserted;
+        // shed answers under 50 ms at p99 and 0.9 x C from 5 s after the overload, recorded in
+        // target/faults/overload.md for every run and asserted only as far as a collapse goes. On
+        // this 2-core machine, PostgreSQL on the service's CPU, they held in most runs and not in
+        // all (docs/RELIABILITY.md, scenario 12): the event loop waits for its CPU behind
+        // PostgreSQL's backends half the time, which makes the p99 of a shed answer, and an
+        // autovacuum after the overload's 100,000 orders takes from the rate after it. The code
+        // before the door answered 0.05-0.11 x C to waiting clients, and its clients mostly timed out.
         Figures five = runs.get(0);
-        assertTrue(five.goodput() >= COLLAPSE * five.capacity(), "5 s clients: goodput " + five.goodput()
-                + "/s during the overload, a collapse: below " + COLLAPSE + " x the capacity " + five.capacity() + "/s");
+        assertTrue(five.goodput() >= GOODPUT * five.capacity(), "5 s clients: goodput " + five.goodput()
+                + "/s during the overload, below " + GOODPUT + " x the capacity " + five.capacity() + "/s");
         assertTrue(five.after() >= AFTER_FLOOR * five.capacity(), "5 s clients: " + five.after()
                 + "/s from 5 s after the overload, below " + AFTER_FLOOR + " x the capacity " + five.capacity() + "/s");
         for (Figures figures : runs) {
             assertTrue(figures.shed() > 0, figures.timeoutMillis() + " ms clients: nothing was shed at 3 x capacity");
             assertTrue(figures.shedP50Micros() < 50_000, figures.timeoutMillis() + " ms clients: shed answers took "
                     + figures.shedP50Micros() / 1000.0 + " ms at p50: they must come at once");
+            assertTrue(figures.shedP99Micros() < SHED_P99_CEILING_MICROS, figures.timeoutMillis() + " ms clients: shed"
+                    + " answers took " + figures.shedP99Micros() / 1000.0 + " ms at p99");
             assertTrue(figures.timeouts() * 100 <= figures.attempts(), figures.timeoutMillis() + " ms clients: "
                     + figures.timeouts() + " of " + figures.attempts() + " attempts timed out at the client");
             assertTrue(figures.maxSessions() <= POOL + SESSION_MARGIN, figures.timeoutMillis() + " ms clients: "
@@ -261,7 +278,12 @@ class OverloadIT {
                 warmUp(load);
             }
             long capacityFrom = System.nanoTime();
+            AtomicBoolean measuring = new AtomicBoolean(true);
+            Thread capacityTrace = new Thread(() -> traceRecovery("capacity", jar, load, app, capacityFrom, measuring), "capacity");
+            capacityTrace.start();
             load.closedLoop(LOOP_CLIENTS, MEASURE_MILLIS);
+            measuring.set(false);
+            capacityTrace.join();
             double capacity = load.createdBetween(capacityFrom, System.nanoTime()) * 1000.0 / MEASURE_MILLIS;
 
             AtomicBoolean sampling = new AtomicBoolean(true);
@@ -291,8 +313,13 @@ class OverloadIT {
             double loopWaitPerTurn = (loopAfter[1] - loopBefore[1]) / 1e6 / Math.max(1, loopAfter[2] - loopBefore[2]);
             double goodput = load.createdBetween(overloadFrom, overloadTo) * 1000.0 / OVERLOAD_MILLIS;
 
+            AtomicBoolean recovering = new AtomicBoolean(true);
+            Thread recovery = new Thread(() -> traceRecovery("recovery", jar, load, app, overloadTo, recovering), "recovery");
+            recovery.start();
             load.closedLoop(LOOP_CLIENTS, AFTER_MILLIS);
             long afterTo = System.nanoTime();
+            recovering.set(false);
+            recovery.join();
             long recoveredFrom = overloadTo + RECOVERED_WITHIN_MILLIS * 1_000_000L;
             double after = load.createdBetween(recoveredFrom, afterTo) * 1e9 / (afterTo - recoveredFrom);
             load.drain();
@@ -372,20 +399,66 @@ class OverloadIT {
     }
 
     /**
-     * The JIT's warm-up: 16 clients in a loop until two windows of 5 s in a row agree within 10 %
-     * (at most a minute), so the capacity is measured on a warm service.
+     * The JIT's warm-up: 16 clients in a loop, in windows of 5 s, until the service's JIT compilers
+     * used under 3 % of a core in a window (at least three windows, at most two minutes), as
+     * bench/run.sh waits: windows whose rates merely agree can both be on the way up, and a capacity
+     * measured there is too low for every ratio after it.
      */
     private static void warmUp(RetryingLoad load) {
-        double previous = -1;
-        for (int window = 0; window < 12; window++) {
+        for (int window = 1; window <= 24; window++) {
+            long compiledBefore = jitNanos();
             long from = System.nanoTime();
             load.closedLoop(LOOP_CLIENTS, 5_000);
             double rate = load.createdBetween(from, System.nanoTime()) / 5.0;
-            System.out.printf("[overload] warm-up window %d: %.0f orders/s%n", window + 1, rate);
-            if (window >= 2 && previous > 0 && Math.abs(rate - previous) <= 0.1 * previous) {
+            double jitShare = (jitNanos() - compiledBefore) / 5e9;
+            System.out.printf("[overload] warm-up window %d: %.0f orders/s, JIT %.1f %% of a core%n", window, rate,
+                    jitShare * 100);
+            if (window >= 3 && jitShare < 0.03) {
                 return;
             }
-            previous = rate;
+        }
+    }
+
+    /** CPU time of the service's JIT compiler threads so far, in nanoseconds. */
+    private static long jitNanos() {
+        return Cpus.schedstat(app.pid(), "C1 CompilerThre")[0] + Cpus.schedstat(app.pid(), "C2 CompilerThre")[0];
+    }
+
+    /**
+     * Each second after the overload: orders created, shed answers, the service's CPU and whether
+     * PostgreSQL's autovacuum ran, printed, so that a slow recovery says where its time went.
+     */
+    private static void traceRecovery(String label, PackagedJar jar, RetryingLoad load, Process app, long from,
+            AtomicBoolean recovering) {
+        try (Connection db = DriverManager.getConnection(jar.jdbcUrl(), "postgres", null);
+                Statement statement = db.createStatement()) {
+            long shed = load.shedMicros.size();
+            long cpu = Cpus.cpuMillis(app.pid());
+            long second = 0;
+            while (recovering.get()) {
+                Thread.sleep(1_000);
+                second++;
+                long now = System.nanoTime();
+                long created = load.createdBetween(now - 1_000_000_000L, now);
+                long shedNow = load.shedMicros.size();
+                long cpuNow = Cpus.cpuMillis(app.pid());
+                long vacuums;
+                long unpublished;
+                try (ResultSet rows = statement.executeQuery(
+                        "SELECT (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'),"
+                                + " (SELECT count(*) FROM outbox_event WHERE published_at IS NULL)")) {
+                    rows.next();
+                    vacuums = rows.getLong(1);
+                    unpublished = rows.getLong(2);
+                }
+                System.out.printf("[overload] %s +%.1f s: %d created, %d shed, service CPU %d ms, autovacuum workers %d,"
+                        + " events unpublished %d%n", label, (now - from) / 1e9, created, shedNow - shed, cpuNow - cpu,
+                        vacuums, unpublished);
+                shed = shedNow;
+                cpu = cpuNow;
+            }
+        } catch (Exception e) {
+            System.out.println("[overload] recovery trace ended: " + e);
         }
     }
 
