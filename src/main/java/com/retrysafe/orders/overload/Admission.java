@@ -43,8 +43,7 @@ public class Admission {
                 .build(), config.limit().min());
         this.limiter = SimpleLimiter.newBuilder().named("http").limit(limit).build();
         this.metrics = metrics;
-        this.retryAfter = new RetryAfterPolicy(config.retryAfter().min(), config.retryAfter().max(),
-                config.retryAfter().growEvery());
+        this.retryAfter = new RetryAfterPolicy(config.retryAfter().min(), config.retryAfter().max());
         metrics.limitReadFrom(limit::getLimit);
     }
 
@@ -60,6 +59,7 @@ public class Admission {
             return Optional.empty();
         }
         metrics.admitted();
+        retryAfter.admitted();
         return Optional.of(new Permit(listener.get(), metrics));
     }
 

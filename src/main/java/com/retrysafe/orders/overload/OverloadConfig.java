@@ -62,12 +62,11 @@ public interface OverloadConfig {
         @WithDefault("1s")
         Duration min();
 
-        /** How far the spread grows while the overload lasts (it doubles every {@link #growEvery()}). */
+        /**
+         * How far the spread grows: the window is {@code 2 x min / (1 - r)^2} wide for a share r of
+         * the requests shed in the last second or two (RetryAfterPolicy), up to this.
+         */
         @WithDefault("30s")
         Duration max();
-
-        /** The spread of Retry-After doubles after each such stretch of uninterrupted shedding. */
-        @WithDefault("5s")
-        Duration growEvery();
     }
 }

@@ -55,10 +55,6 @@ class AdmissionTest {
                     public Duration max() {
                         return Duration.ofSeconds(30);
                     }
-
-                    public Duration growEvery() {
-                        return Duration.ofSeconds(5);
-                    }
                 };
             }
         };

@@ -6,56 +6,84 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.IntUnaryOperator;
 
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
-/** API.md section 12: "Retry-After spreads retries" (jitter, and growth while the overload lasts). */
+/** API.md section 12: "Retry-After spreads retries" (jitter, and a window that grows with the overload). */
 class RetryAfterPolicyTest {
 
     private final AtomicLong clock = new AtomicLong(1_000_000_000L);
 
-    private RetryAfterPolicy policy(java.util.function.IntUnaryOperator random) {
-        return new RetryAfterPolicy(Duration.ofSeconds(1), Duration.ofSeconds(30), Duration.ofSeconds(5), clock::get,
-                random);
+    private RetryAfterPolicy policy(IntUnaryOperator random) {
+        return new RetryAfterPolicy(Duration.ofSeconds(1), Duration.ofSeconds(30), clock::get, random);
     }
 
     private void advance(Duration by) {
         clock.addAndGet(by.toNanos());
     }
 
+    /** One second of requests at the door: {@code admitted} let in and {@code shed} turned away, evenly mixed. */
+    private static void second(RetryAfterPolicy policy, AtomicLong clock, int admitted, int shed) {
+        int total = admitted + shed;
+        long step = 1_000_000_000L / total;
+        for (int i = 0; i < total; i++) {
+            if ((long) (i + 1) * shed / total > (long) i * shed / total) {
+                policy.next();
+            } else {
+                policy.admitted();
+            }
+            clock.addAndGet(step);
+        }
+    }
+
     @Test
     @DisplayName("answers shed at the same moment carry different Retry-After values (jitter)")
     void answersShedTogetherAreSpread() {
-        RetryAfterPolicy policy = new RetryAfterPolicy(Duration.ofSeconds(1), Duration.ofSeconds(30),
-                Duration.ofSeconds(5), clock::get, bound -> java.util.concurrent.ThreadLocalRandom.current().nextInt(bound));
-        // 20 s of shedding, an answer every 100 ms.
-        for (int i = 0; i < 200; i++) {
-            policy.next();
-            advance(Duration.ofMillis(100));
-        }
+        RetryAfterPolicy policy = policy(bound -> ThreadLocalRandom.current().nextInt(bound));
+        second(policy, clock, 100, 900);
+        second(policy, clock, 100, 900);
         Set<Long> seen = new HashSet<>();
         for (int i = 0; i < 200; i++) {
             seen.add(policy.next());
         }
-        assertTrue(seen.size() >= 10, "after 20 s of shedding 200 answers took only " + seen + " values");
+        assertTrue(seen.size() >= 10, "with 90 % shed, 200 answers took only " + seen + " values");
         assertTrue(seen.stream().allMatch(s -> s >= 1 && s <= 30), "every value within [1, 30]: " + seen);
     }
 
     @Test
-    @DisplayName("the window grows while shedding lasts: 2 s wide, doubling every 5 s, up to the maximum")
-    void windowGrowsWithTheEpisode() {
+    @DisplayName("the window is 2 x min / (1 - the share shed)^2: 2 s when little is shed, wider as more is, up to the maximum")
+    void windowFollowsTheShareShed() {
         RetryAfterPolicy largest = policy(bound -> bound - 1);
-        assertEquals(2, largest.next(), "first shed answer: the top of a 2 s window from 1 s");
+        assertEquals(2, largest.next(), "a first shed answer says little: the top of a 2 s window from 1 s");
         advance(Duration.ofSeconds(5));
-        assertEquals(4, largest.next());
-        advance(Duration.ofSeconds(5));
-        assertEquals(8, largest.next());
-        advance(Duration.ofSeconds(5));
-        assertEquals(16, largest.next());
-        advance(Duration.ofSeconds(5));
-        assertEquals(30, largest.next(), "capped at the maximum");
+        second(largest, clock, 500, 500);
+        assertEquals(0.5, largest.shedShare(), 0.01);
+        assertEquals(8, largest.window(), "half shed: four times as wide");
+        second(largest, clock, 300, 700);
+        second(largest, clock, 300, 700);
+        assertEquals(22, largest.window(), 1, "70 % shed: 2 / 0.3^2 (less the few let in the share assumes)");
+        second(largest, clock, 100, 900);
+        second(largest, clock, 100, 900);
+        assertEquals(30, largest.next(), "90 % shed: capped at the maximum");
+    }
+
+    @Test
+    @DisplayName("once the excess stops, the window narrows within two seconds")
+    void windowNarrowsOnceTheExcessStops() {
+        RetryAfterPolicy largest = policy(bound -> bound - 1);
+        for (int i = 0; i < 30; i++) {
+            second(largest, clock, 50, 950);
+        }
+        assertEquals(30, largest.window());
+        second(largest, clock, 1000, 10);
+        second(largest, clock, 1000, 10);
+        assertEquals(2, largest.window(), "1 % shed: back at 2 s");
+        advance(Duration.ofSeconds(3));
+        assertEquals(2, largest.next(), "after a quiet spell a shed answer starts small");
     }
 
     @Test
@@ -63,24 +91,8 @@ class RetryAfterPolicyTest {
     void neverBelowTheMinimum() {
         RetryAfterPolicy smallest = policy(bound -> 0);
         for (int i = 0; i < 10; i++) {
+            second(smallest, clock, 10, 990);
             assertEquals(1, smallest.next());
-            advance(Duration.ofSeconds(3));
         }
-    }
-
-    @Test
-    @DisplayName("once nothing was shed for two growth steps, the overload is over and the window is back at its smallest")
-    void quietEndsTheEpisode() {
-        RetryAfterPolicy largest = policy(bound -> bound - 1);
-        largest.next();
-        for (int i = 0; i < 4; i++) {
-            advance(Duration.ofSeconds(5));
-            largest.next();
-        }
-        assertEquals(30, largest.next());
-        assertTrue(largest.episode().compareTo(Duration.ofSeconds(19)) > 0);
-        advance(Duration.ofSeconds(11));
-        assertEquals(Duration.ZERO, largest.episode());
-        assertEquals(2, largest.next(), "a new episode starts small");
     }
 }
