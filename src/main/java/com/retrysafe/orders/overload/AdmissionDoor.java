@@ -70,7 +70,7 @@ public class AdmissionDoor {
         long owner = knownOwner(context);
         if (owner > 0 && !owners.tryEnter(owner)) {
             TooManyRequestsException refused = new TooManyRequestsException(owners.cap(),
-                    OwnerLimits.retryAfterSeconds());
+                    owners.retryAfterSeconds(owner));
             turnAway(context, 429, refused.retryAfterSeconds(),
                     Buffer.buffer(problems.json(Problem.of(ProblemType.TOO_MANY_REQUESTS, 429, refused.getMessage()))));
             return;

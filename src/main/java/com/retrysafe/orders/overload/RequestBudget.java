@@ -61,7 +61,7 @@ public final class RequestBudget {
             return;
         }
         if (!owners.tryEnter(ownerId)) {
-            throw new TooManyRequestsException(owners.cap(), OwnerLimits.retryAfterSeconds());
+            throw new TooManyRequestsException(owners.cap(), owners.retryAfterSeconds(ownerId));
         }
         owner = ownerId;
     }

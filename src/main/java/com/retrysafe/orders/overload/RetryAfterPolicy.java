@@ -92,6 +92,11 @@ public final class RetryAfterPolicy {
         return (double) shed / total;
     }
 
+    /** Whether nothing was counted since {@code nanos} (give or take the one-second bucket). */
+    boolean quietSince(long nanos) {
+        return bucketStart.get() - nanos < 0;
+    }
+
     /** Starts a new bucket once the current one is a second old; a bucket older than two seconds counts for nothing. */
     private void rotate(long now) {
         long start = bucketStart.get();

@@ -132,4 +132,26 @@ class AdmissionTest {
             assertTrue(owners.tryEnter(3));
         }
     }
+
+    @Test
+    @DisplayName("a 429's Retry-After is 1-2 s for an owner now and then at its share, and widens for one whose requests are mostly refused")
+    void aFloodingOwnersRetryAfterWidens() {
+        OwnerLimits owners = new OwnerLimits(config(40, 16), metrics);
+        for (int i = 0; i < 16; i++) {
+            owners.tryEnter(7);
+            owners.tryEnter(8);
+        }
+        assertFalse(owners.tryEnter(8));
+        long once = owners.retryAfterSeconds(8);
+        assertTrue(once >= 1 && once <= 2, "refused once: " + once);
+        long widest = 0;
+        for (int i = 0; i < 1_000; i++) {
+            assertFalse(owners.tryEnter(7));
+            widest = Math.max(widest, owners.retryAfterSeconds(7));
+        }
+        assertTrue(widest > 10, "1,000 refusals and no admission: the widest Retry-After was " + widest + " s");
+        assertTrue(widest <= 30, "never past overload.retry-after.max: " + widest);
+        long other = owners.retryAfterSeconds(8);
+        assertTrue(other >= 1 && other <= 2, "the other owner, refused twice, is not told what the flood is: " + other);
+    }
 }
