@@ -294,6 +294,11 @@ public final class PackagedJar implements AutoCloseable {
         return Jwt.issuer(issuer).subject(subject).sign(keys.getPrivate());
     }
 
+    /** A token that lives {@code lifespan} (the default is smallrye-jwt's 300 s), for tests that run longer. */
+    public String token(String subject, java.time.Duration lifespan) {
+        return Jwt.issuer(ISSUER).subject(subject).expiresIn(lifespan).sign(keys.getPrivate());
+    }
+
     /** The PEM file of the public key the jar trusts, for tests that abuse it. */
     public Path publicKeyPem() {
         return publicKeyPem;
