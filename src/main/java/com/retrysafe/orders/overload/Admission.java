@@ -1,12 +1,16 @@
 package com.retrysafe.orders.overload;
 
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
 
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
 
 import com.netflix.concurrency.limits.Limit;
 import com.netflix.concurrency.limits.Limiter;
-import com.netflix.concurrency.limits.limit.VegasLimit;
+import com.netflix.concurrency.limits.limit.AIMDLimit;
+import com.netflix.concurrency.limits.limit.WindowedLimit;
 import com.netflix.concurrency.limits.limiter.SimpleLimiter;
 
 import io.quarkus.runtime.Startup;
@@ -17,13 +21,17 @@ import io.quarkus.runtime.Startup;
  * returns a permit or nothing, and the permit is told how its request ended, so the limit learns
  * from each request's fate (Netflix concurrency-limits' {@code Limiter}).
  * <p>
- * The limit is adaptive (TCP Vegas, as Netflix's {@code VegasLimit}): from the fastest answer seen
- * (the latency with nothing queued) and the latest, it estimates how many requests wait in a queue
- * somewhere below (the pool, PostgreSQL's CPU), and keeps that queue short: the limit grows while
- * it is nearly empty and shrinks when it is not. Gradient2, which follows a long-term average of
- * the latency instead, drifted up to its maximum in a sustained overload (8..100 in OverloadIT's
- * run), five times the pool: the work then queued for connections again. Work that waits in a queue is work a client may have given up on; work the door turns away
- * costs microseconds and tells the client, while it still waits, when to come back.
+ * The limit is adaptive and aims at an answer time, not at an empty queue: over each window of
+ * {@code overload.limit.window} it averages the answers' latencies, and widens by one place while
+ * that average is within {@code overload.limit.target} and the door is at least half full, or
+ * narrows by a tenth when it is not or when a request was dropped further in (Netflix's
+ * {@code AIMDLimit} fed by its {@code WindowedLimit}). So a steady load whose answers come in time is
+ * admitted whole, however many requests it keeps in progress (64 connections to a pool of 20 answer
+ * in 30 ms), and an overload is held to as much work as can be answered within the target: the rest
+ * is turned away at once, while its client still waits. Vegas, used before, keeps the queue below
+ * near empty whatever its delay: it shed bench/run.sh's closed loop of 64 connections (21 % of its
+ * creates lost, the rest 503s sent again at once). Gradient2 drifted with a long-term average that
+ * rises with the overload itself, up to five times the pool.
  */
 @Startup
 @ApplicationScoped
@@ -35,13 +43,24 @@ public class Admission {
     private final OverloadMetrics metrics;
     private final RetryAfterPolicy retryAfter;
 
+    @Inject
     public Admission(OverloadConfig config, OverloadMetrics metrics) {
+        this(config, metrics, System::nanoTime);
+    }
+
+    /** With the clock the limit reads its answers' latencies from: a test's, to replay a load. */
+    Admission(OverloadConfig config, OverloadMetrics metrics, LongSupplier nanoClock) {
         this.enabled = config.enabled();
-        this.limit = new AtLeast(VegasLimit.newBuilder()
-                .initialLimit(config.limit().initial())
-                .maxConcurrency(config.limit().max())
-                .build(), config.limit().min());
-        this.limiter = SimpleLimiter.newBuilder().named("http").limit(limit).build();
+        this.limit = WindowedLimit.newBuilder()
+                .minWindowTime(config.limit().window().toNanos(), TimeUnit.NANOSECONDS)
+                .maxWindowTime(config.limit().window().toNanos(), TimeUnit.NANOSECONDS)
+                .build(AIMDLimit.newBuilder()
+                        .initialLimit(config.limit().initial())
+                        .minLimit(config.limit().min())
+                        .maxLimit(config.limit().max())
+                        .timeout(config.limit().target().toNanos(), TimeUnit.NANOSECONDS)
+                        .build());
+        this.limiter = SimpleLimiter.newBuilder().named("http").limit(limit).nanoClock(nanoClock).build();
         this.metrics = metrics;
         this.retryAfter = new RetryAfterPolicy(config.retryAfter().min(), config.retryAfter().max());
         metrics.limitReadFrom(limit::getLimit);

@@ -16,7 +16,7 @@ public interface OverloadConfig {
     @WithDefault("true")
     boolean enabled();
 
-    /** The adaptive limit on requests in progress (Netflix's Vegas, docs/DESIGN.md "Overload"). */
+    /** The adaptive limit on requests in progress (docs/DESIGN.md "Overload"). */
     Limit limit();
 
     /** Each owner's share: past it, 429 too-many-requests. */
@@ -33,10 +33,9 @@ public interface OverloadConfig {
 
         /**
          * It never goes below this, so a slow spell can't shut the door on everyone, nor starve the
-         * database of work. Above the pool's size (20), with a short queue for it: in an overload the
-         * event loop's own waits for its CPU lengthen every answer, Vegas reads them as a queue below
-         * and shrinks to its floor, and a floor under the pool left connections idle while the door
-         * shed (16: 0.55 x C in a CI run of OverloadIT; 32: 0.70 x C, the limit between 32 and 67).
+         * database of work: above the pool's size (20), with a short queue for it. (A floor of 16,
+         * under the pool, left connections idle while the door shed: 0.55 x C in a CI run of
+         * OverloadIT.)
          */
         @WithDefault("32")
         int min();
@@ -44,6 +43,20 @@ public interface OverloadConfig {
         /** Nor above this. */
         @WithDefault("100")
         int max();
+
+        /**
+         * The average answer time the limit aims at: past it over a window, the limit narrows by a
+         * tenth; within it, it widens by one. A twentieth of the shortest client timeout API.md
+         * names (2 s), so what is admitted is answered while its client waits, and three times
+         * the answer time of bench/run.sh's 64 connections at capacity (30 ms), so a steady load is
+         * not shed.
+         */
+        @WithDefault("100ms")
+        Duration target();
+
+        /** How often the limit moves: the answers of each window make one sample. */
+        @WithDefault("100ms")
+        Duration window();
     }
 
     interface Owner {

@@ -21,6 +21,10 @@ class AdmissionTest {
     private final OverloadMetrics metrics = new OverloadMetrics(registry);
 
     private static OverloadConfig config(int limit, int ownerMax) {
+        return config(limit, limit, limit, ownerMax);
+    }
+
+    private static OverloadConfig config(int initial, int min, int max, int ownerMax) {
         return new OverloadConfig() {
             public boolean enabled() {
                 return true;
@@ -29,15 +33,23 @@ class AdmissionTest {
             public Limit limit() {
                 return new Limit() {
                     public int initial() {
-                        return limit;
+                        return initial;
                     }
 
                     public int min() {
-                        return limit;
+                        return min;
                     }
 
                     public int max() {
-                        return limit;
+                        return max;
+                    }
+
+                    public Duration target() {
+                        return Duration.ofMillis(100);
+                    }
+
+                    public Duration window() {
+                        return Duration.ofMillis(100);
                     }
                 };
             }
@@ -58,6 +70,55 @@ class AdmissionTest {
                 };
             }
         };
+    }
+
+    /**
+     * Rounds of a load on the production defaults (32..100, 100 ms target): each round as many of
+     * {@code offered} requests as the door admits start together, and all are answered after the
+     * time {@code answerNanos} gives for that many in progress. Returns how many each round admitted.
+     */
+    private int[] replay(int offered, int rounds, java.util.function.IntToLongFunction answerNanos) {
+        long[] now = {0};
+        Admission admission = new Admission(config(32, 32, 100, 16), metrics, () -> now[0]);
+        int[] admitted = new int[rounds];
+        for (int round = 0; round < rounds; round++) {
+            List<Admission.Permit> inProgress = new ArrayList<>();
+            for (int i = 0; i < offered; i++) {
+                admission.tryAdmit().ifPresent(inProgress::add);
+            }
+            admitted[round] = inProgress.size();
+            now[0] += answerNanos.applyAsLong(inProgress.size());
+            inProgress.forEach(Admission.Permit::answered);
+        }
+        return admitted;
+    }
+
+    @Test
+    @DisplayName("a steady load answered well within the target is admitted whole, however many it keeps in progress")
+    void aSteadyLoadAnsweredInTimeIsNotShed() {
+        // bench/run.sh's closed loop: 64 connections to a pool of 20 at 2,300 answers a second, so
+        // each in 28 ms, and 14 ms at 32. A queue below, but a short one: shedding part of it would
+        // only have wrk send those requests again at once (Vegas did, reading the queue's growth).
+        // The limit widens by one place a window (100 ms, 4 to 7 rounds): from 32 to 64 in 160 rounds.
+        int[] admitted = replay(64, 300, inProgress -> Math.max(5_000_000L, inProgress * 1_000_000_000L / 2_300));
+        for (int round = 200; round < admitted.length; round++) {
+            assertEquals(64, admitted[round], "round " + round + " of 64 requests answered in 28 ms");
+        }
+    }
+
+    @Test
+    @DisplayName("an overload is held to the work that can be answered within the target, and the limit stays within its bounds")
+    void anOverloadIsHeldToWhatIsAnsweredInTime() {
+        // 500 answers a second, whatever is in progress: n in progress are answered after n / 500 s.
+        // Answered within 100 ms means about 50 in progress; the rest is shed.
+        int[] admitted = replay(1_000, 400, inProgress -> inProgress * 2_000_000L);
+        for (int round = 200; round < admitted.length; round++) {
+            assertTrue(admitted[round] >= 40 && admitted[round] <= 60,
+                    "round " + round + ": " + admitted[round] + " in progress, answered in " + admitted[round] * 2 + " ms");
+        }
+        // A stall: every answer takes a second. The door narrows to its floor, not below.
+        int[] stalled = replay(1_000, 100, inProgress -> 1_000_000_000L);
+        assertEquals(32, stalled[stalled.length - 1], "the floor, above the pool's 20");
     }
 
     @Test
@@ -151,7 +212,8 @@ class AdmissionTest {
         }
         assertTrue(widest > 10, "1,000 refusals and no admission: the widest Retry-After was " + widest + " s");
         assertTrue(widest <= 30, "never past overload.retry-after.max: " + widest);
+        // Its second refusal: 2 shed of 12 with the prior, a window of 2 / (1 - 1/6)^2 = 2.9 s, so 1-3 s.
         long other = owners.retryAfterSeconds(8);
-        assertTrue(other >= 1 && other <= 2, "the other owner, refused twice, is not told what the flood is: " + other);
+        assertTrue(other >= 1 && other <= 3, "the other owner, refused twice, is not told what the flood is: " + other);
     }
 }
