@@ -19,7 +19,8 @@
 # events of the windows before it), JIT_SETTLE_SECONDS (120: after the warm-up, at most this long
 # of creates at the first measured connection count until the JVM's JIT compilers are quiet),
 # APP_NICE (empty; N runs the service and the peer alike at nice N, e.g. -10: ahead of
-# PostgreSQL, wrk and the kernel's workers for a core, as on a machine of their own).
+# PostgreSQL, wrk and the kernel's workers for a core, as on a machine of their own),
+# OWNER_SHARE (0: the service's overload.owner.max-in-flight; the bench is one owner).
 set -euo pipefail
 
 BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -42,6 +43,10 @@ done
 DURATION=${DURATION:-20}
 WARMUP_SECONDS=${WARMUP_SECONDS:-60}
 POOL=${POOL:-}
+# Every request of the bench is one owner's: at 64 connections that owner has 64 in progress, a
+# flood by the service's rules (its share is 16, docs/CONFIGURATION.md), answered 429 past it. The
+# bench measures the service's speed; OverloadIT measures the share. 0 turns the share off.
+OWNER_SHARE=${OWNER_SHARE:-0}
 APP_NICE=${APP_NICE:-}
 CONNECTIONS=${CONNECTIONS:-16 64}
 REPLAY_KEYS=${REPLAY_KEYS:-1000}
@@ -375,6 +380,7 @@ start_service() {
         QUARKUS_HTTP_HOST=127.0.0.1 \
         IDEMPOTENCY_CLEANUP_INTERVAL="$CLEANUP_INTERVAL" \
         ${POOL:+QUARKUS_DATASOURCE_REACTIVE_MAX_SIZE=$POOL} \
+        OVERLOAD_OWNER_MAX_IN_FLIGHT="$OWNER_SHARE" \
         "$@" \
         "$JAVA_HOME/bin/java" $JAVA_OPTS -jar "$JAR"
 }
@@ -895,7 +901,7 @@ RESULTS="$OUT/results.md"
     echo
     echo "- commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')$( [[ -n $(git -C "$ROOT" status --porcelain -- src pom.xml 2>/dev/null) ]] && echo ' (src/ has uncommitted changes)'); jar built $JAR_TIME"
     echo "- PostgreSQL $PG_VERSION, fsync=$FSYNC, synchronous_commit=$SYNC_COMMIT; $(nproc) CPUs"
-    echo "- $("$JAVA_HOME/bin/java" -version 2>&1 | head -n 1); pool max size ${POOL:-service default}${APP_NICE:+; the service and the peer at nice $APP_NICE (APP_NICE)}"
+    echo "- $("$JAVA_HOME/bin/java" -version 2>&1 | head -n 1); pool max size ${POOL:-service default}; owners' share (overload.owner.max-in-flight) $OWNER_SHARE (OWNER_SHARE)${APP_NICE:+; the service and the peer at nice $APP_NICE (APP_NICE)}"
     ((PEER)) && echo "- peer rows (\`peer ...\`): $PEER_JAR, the same scenarios, key and JVM, on a fresh database of its own, running beside the service; each row measured on both, one right after the other, the first of the two alternating from row to row"
     echo "- DURATION=${DURATION}s per run, WARMUP_SECONDS=$WARMUP_SECONDS, wrk -t $THREADS --latency, pgbench -n -M prepared -j $THREADS${PGBENCH_LOG_ARGS:+ -l}"
     ((${#JIT_SETTLED[@]} == 0)) || echo "- JIT settled after the warm-up (JIT_SETTLE_SECONDS=$JIT_SETTLE_SECONDS, creates at ${CONNECTIONS%% *} connections until the compilers used under 3 % of a core in 10 s): $(IFS=,; echo "${JIT_SETTLED[*]}" | sed 's/,/, /g')"
