@@ -4,7 +4,10 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -26,9 +29,45 @@ final class Cpus {
         }
     }
 
-    /** Pins every thread of the process to {@code cpus} (e.g. "0"); threads made later inherit it. */
+    /**
+     * Pins every thread of the process to {@code cpus} (e.g. "0"); threads made later inherit it.
+     * Thread by thread, not {@code taskset -a}: that one fails when a thread ends between its listing
+     * and its turn (a JVM's threads come and go: it failed OverloadIT's teardown once). A thread
+     * gone meanwhile needs no pinning; one made meanwhile by a thread not yet pinned is found by the
+     * next pass, which ends the work once every thread it finds is already where it should be.
+     */
     static void pin(long pid, String cpus) {
-        run("taskset", "-a", "-p", "-c", cpus, Long.toString(pid));
+        Set<String> seen = new HashSet<>();
+        for (int pass = 0; pass < 10; pass++) {
+            boolean moved = false;
+            for (String tid : threads(pid)) {
+                if (!seen.add(tid)) {
+                    continue;
+                }
+                try {
+                    if (!affinity(Long.parseLong(tid)).equals(cpus)) {
+                        run("taskset", "-p", "-c", cpus, tid);
+                        moved = true;
+                    }
+                } catch (AssertionError failed) {
+                    if (Files.exists(Path.of("/proc", Long.toString(pid), "task", tid))) {
+                        throw failed;
+                    }
+                }
+            }
+            if (!moved) {
+                return;
+            }
+        }
+        throw new AssertionError("process " + pid + " kept making threads elsewhere than CPU " + cpus + " while they were pinned");
+    }
+
+    private static List<String> threads(long pid) {
+        try (var tasks = Files.list(Path.of("/proc", Long.toString(pid), "task"))) {
+            return new ArrayList<>(tasks.map(task -> task.getFileName().toString()).toList());
+        } catch (IOException e) {
+            throw new AssertionError("process " + pid + " to pin to CPUs is gone", e);
+        }
     }
 
     static void pin(List<ProcessHandle> processes, String cpus) {
