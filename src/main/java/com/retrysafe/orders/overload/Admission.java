@@ -27,7 +27,7 @@ import io.quarkus.runtime.Startup;
  * narrows by a tenth when it is not or when a request was dropped further in (Netflix's
  * {@code AIMDLimit} fed by its {@code WindowedLimit}). So a steady load whose answers come in time is
  * admitted whole, however many requests it keeps in progress (64 connections to a pool of 20 answer
- * in 30 ms), and an overload is held to as much work as can be answered within the target: the rest
+ * in 28 ms), and an overload is held to as much work as can be answered within the target: the rest
  * is turned away at once, while its client still waits. Vegas, used before, keeps the queue below
  * near empty whatever its delay: it shed bench/run.sh's closed loop of 64 connections (21 % of its
  * creates lost, the rest 503s sent again at once). Gradient2 drifted with a long-term average that

@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.IntToLongFunction;
 
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -77,7 +78,7 @@ class AdmissionTest {
      * {@code offered} requests as the door admits start together, and all are answered after the
      * time {@code answerNanos} gives for that many in progress. Returns how many each round admitted.
      */
-    private int[] replay(int offered, int rounds, java.util.function.IntToLongFunction answerNanos) {
+    private int[] replay(int offered, int rounds, IntToLongFunction answerNanos) {
         long[] now = {0};
         Admission admission = new Admission(config(32, 32, 100, 16), metrics, () -> now[0]);
         int[] admitted = new int[rounds];
