@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.GroupPrincipal;
 import java.nio.file.attribute.PosixFileAttributeView;
+import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.UserPrincipal;
 import java.nio.file.attribute.UserPrincipalLookupService;
 import java.util.ArrayList;
@@ -249,7 +250,8 @@ final class PgCluster implements AutoCloseable {
     }
 
     /** A fresh directory for one cluster, owned by the user its server runs as. */
-    private static Path prepare(Path dir) throws IOException {
+    private static Path prepare(Path wanted) throws IOException {
+        Path dir = reachableByTheServer(wanted.toAbsolutePath());
         if (Files.exists(dir)) {
             try (Stream<Path> files = Files.walk(dir)) {
                 files.sorted(Comparator.reverseOrder()).forEach(file -> file.toFile().delete());
@@ -258,6 +260,29 @@ final class PgCluster implements AutoCloseable {
         Files.createDirectories(dir);
         own(dir);
         return dir.toAbsolutePath();
+    }
+
+    /**
+     * The directory itself, unless the server's user could not reach it: run as root from a checkout
+     * inside a directory only root may enter (mktemp -d makes one, mode 0700), initdb as that user
+     * fails with "Permission denied". Then one under the system's temporary directory, named after
+     * the wanted one, so that a run of the same test finds and replaces its own.
+     */
+    private static Path reachableByTheServer(Path dir) throws IOException {
+        if (!isRoot()) {
+            return dir;
+        }
+        for (Path above = dir.getParent(); above != null; above = above.getParent()) {
+            if (Files.exists(above)
+                    && !Files.getPosixFilePermissions(above).contains(PosixFilePermission.OTHERS_EXECUTE)) {
+                Path elsewhere = Path.of(System.getProperty("java.io.tmpdir"), "order-service-pg",
+                        Integer.toHexString(dir.toString().hashCode()), dir.getFileName().toString());
+                System.out.println("[pg] " + above + " is closed to the user " + SERVICE_USER + ": the cluster " + dir
+                        + " is made in " + elsewhere + " instead");
+                return elsewhere;
+            }
+        }
+        return dir;
     }
 
     private static void own(Path path) throws IOException {
