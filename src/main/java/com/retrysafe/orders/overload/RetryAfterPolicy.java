@@ -18,7 +18,17 @@ import java.util.function.LongSupplier;
  * those that cannot be served pass their client's deadline instead of coming back again and again,
  * each costing a shed answer. Once the excess stops, the share shed falls and the window with it
  * within a second or two, so the clients turned away last are not told to stay away while places
- * stand empty. The answer is a whole number of seconds drawn uniformly from {@code [min, min + window)}.
+ * stand empty.
+ * <p>
+ * The window's floor grows with the overload's age: once the door has shed most of what arrived
+ * (over half) for {@code a} seconds on end, the answer is drawn from {@code [min + a, min + a +
+ * window)}, the floor at most halfway to {@code max} and the top at most {@code max}. An overload
+ * that has lasted a while is likely to last a while longer, and a client told to come back while
+ * it does comes back to be turned away again, each time a shed answer's CPU taken from the orders
+ * (about 90 us on OverloadIT's machine, a third of what an order costs the service): with the
+ * floor at 1 s, the clients of a 30 s overload were shed 2.4 times an order on average. A short
+ * spike stays short: its clients are told 1-2 s, and the floor falls back to {@code min} within a
+ * second of the share shed falling to half. The answer is a whole number of seconds.
  * <p>
  * Measured in OverloadIT (docs/RELIABILITY.md, scenario 12), against a window that doubled every 5 s
  * of shedding: about half as many shed answers, and the CPU they took back in orders.
@@ -32,6 +42,9 @@ public final class RetryAfterPolicy {
     /** The share shed is capped below 1, so the window stays finite before {@code max} caps it. */
     private static final double HIGHEST_SHARE = 0.999;
     private static final long PRIOR_ADMITTED = 10;
+    /** Past this share shed in a second, the overload counts as going on (its age grows). */
+    private static final double MOST = 0.5;
+    private static final long NOT_OVERLOADED = Long.MIN_VALUE;
 
     private final long minSeconds;
     private final long maxSeconds;
@@ -43,6 +56,8 @@ public final class RetryAfterPolicy {
     private final AtomicLong shedNow = new AtomicLong();
     private volatile long admittedBefore;
     private volatile long shedBefore;
+    /** The start of the first of the seconds on end in which most was shed, or {@link #NOT_OVERLOADED}. */
+    private volatile long overloadedSince = NOT_OVERLOADED;
 
     public RetryAfterPolicy(Duration min, Duration max) {
         this(min, max, System::nanoTime, bound -> ThreadLocalRandom.current().nextInt(bound));
@@ -65,9 +80,22 @@ public final class RetryAfterPolicy {
 
     /** The Retry-After, in seconds, of an answer shed now (counted as shed). */
     public long next() {
-        rotate(nanoClock.getAsLong());
+        long now = nanoClock.getAsLong();
+        rotate(now);
         shedNow.incrementAndGet();
-        return minSeconds + random.applyAsInt((int) window());
+        long floor = floor(now);
+        long top = Math.min(maxSeconds, floor + window() - 1);
+        return floor + random.applyAsInt((int) (top - floor + 1));
+    }
+
+    /** The shortest Retry-After now: {@code min}, plus the overload's age in seconds up to halfway to {@code max}. */
+    long floor(long now) {
+        long since = overloadedSince;
+        if (since == NOT_OVERLOADED) {
+            return minSeconds;
+        }
+        long ageSeconds = Math.max(0, (now - since) / BUCKET_NANOS);
+        return minSeconds + Math.min(ageSeconds, (maxSeconds - minSeconds) / 2);
     }
 
     /**
@@ -110,5 +138,11 @@ public final class RetryAfterPolicy {
         boolean stale = age >= 2 * BUCKET_NANOS;
         admittedBefore = stale ? 0 : admitted;
         shedBefore = stale ? 0 : shed;
+        boolean mostShed = !stale && shed > MOST * (shed + admitted + PRIOR_ADMITTED);
+        if (!mostShed) {
+            overloadedSince = NOT_OVERLOADED;
+        } else if (overloadedSince == NOT_OVERLOADED) {
+            overloadedSince = start;
+        }
     }
 }

@@ -87,12 +87,50 @@ class RetryAfterPolicyTest {
     }
 
     @Test
-    @DisplayName("the smallest Retry-After is the configured minimum")
+    @DisplayName("the smallest Retry-After is the configured minimum while half or more is let in")
     void neverBelowTheMinimum() {
         RetryAfterPolicy smallest = policy(bound -> 0);
+        assertEquals(1, smallest.next(), "the first shed answer");
         for (int i = 0; i < 10; i++) {
-            second(smallest, clock, 10, 990);
-            assertEquals(1, smallest.next());
+            second(smallest, clock, 500, 500);
+            assertEquals(1, smallest.next(), "half let in, second " + i);
         }
+    }
+
+    @Test
+    @DisplayName("while most is shed, the floor rises by a second a second, up to halfway to the maximum; it falls back once most is let in")
+    void floorRisesWithTheOverloadsAge() {
+        RetryAfterPolicy smallest = policy(bound -> 0);
+        for (int i = 0; i < 5; i++) {
+            second(smallest, clock, 100, 900);
+        }
+        assertEquals(6, smallest.next(), "five seconds of 90 % shed: 1 s + 5 s");
+        for (int i = 0; i < 15; i++) {
+            second(smallest, clock, 100, 900);
+        }
+        assertEquals(15, smallest.next(), "twenty seconds: halfway to 30 s, and no further");
+        second(smallest, clock, 900, 100);
+        second(smallest, clock, 900, 100);
+        assertEquals(1, smallest.next(), "most let in again: back to the minimum");
+    }
+
+    @Test
+    @DisplayName("in a long overload the answers spread from the raised floor to the maximum")
+    void aLongOverloadSpreadsFromTheFloorToTheMaximum() {
+        RetryAfterPolicy largest = policy(bound -> bound - 1);
+        for (int i = 0; i < 20; i++) {
+            second(largest, clock, 100, 900);
+        }
+        assertEquals(30, largest.next(), "the top stays the maximum");
+        RetryAfterPolicy random = policy(bound -> ThreadLocalRandom.current().nextInt(bound));
+        for (int i = 0; i < 20; i++) {
+            second(random, clock, 100, 900);
+        }
+        Set<Long> seen = new HashSet<>();
+        for (int i = 0; i < 300; i++) {
+            seen.add(random.next());
+        }
+        assertTrue(seen.stream().allMatch(s -> s >= 15 && s <= 30), "every value within [15, 30]: " + seen);
+        assertTrue(seen.size() >= 12, "spread over the window: " + seen);
     }
 }
