@@ -81,9 +81,13 @@ public interface OverloadConfig {
 
         /**
          * How far the spread grows: the window is {@code 2 x min / (1 - r)^2} wide for a share r of
-         * the requests shed in the last second or two (RetryAfterPolicy), up to this.
+         * the requests shed in the last second or two, its floor raised by the overload's age up to
+         * half of this, its top at most this (RetryAfterPolicy). Past the 30 s a client commonly
+         * retries for: in an overload that has lasted, a client told to come back within it is
+         * turned away again, each time at a shed answer's cost (OverloadIT: 0.84 x C in orders with
+         * 60 s, 0.66 with 30 s, docs/RELIABILITY.md scenario 12).
          */
-        @WithDefault("30s")
+        @WithDefault("60s")
         Duration max();
     }
 }
