@@ -24,11 +24,12 @@ import java.util.function.LongSupplier;
  * (over half) for {@code a} seconds on end, the answer is drawn from {@code [min + a, min + a +
  * window)}, the floor at most halfway to {@code max} and the top at most {@code max}. An overload
  * that has lasted a while is likely to last a while longer, and a client told to come back while
- * it does comes back to be turned away again, each time a shed answer's CPU taken from the orders
- * (about 90 us on OverloadIT's machine, a third of what an order costs the service): with the
- * floor at 1 s, the clients of a 30 s overload were shed 2.4 times an order on average. A short
- * spike stays short: its clients are told 1-2 s, and the floor falls back to {@code min} within a
- * second of the share shed falling to half. The answer is a whole number of seconds.
+ * it does comes back to be turned away again, and every shed answer takes CPU from the orders
+ * (in OverloadIT, PostgreSQL on the same CPU, each cost about an eighth of an order). With the floor
+ * at 1 s and {@code max} at 30 s, the orders of a 30 s overload were turned away twice each on
+ * average; with the floor rising and {@code max} at 60 s, once (docs/RELIABILITY.md, scenario 12).
+ * A short spike stays short: its clients are told 1-2 s, and the floor falls back to {@code min}
+ * within a second of the share shed falling to half. The answer is a whole number of seconds.
  * <p>
  * Measured in OverloadIT (docs/RELIABILITY.md, scenario 12), against a window that doubled every 5 s
  * of shedding: about half as many shed answers, and the CPU they took back in orders.

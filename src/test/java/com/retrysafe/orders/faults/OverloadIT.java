@@ -46,7 +46,8 @@ import com.retrysafe.orders.packaged.PackagedJar;
  * autovacuum and the outbox's backlog. Asserted: 0.5 x C to 5 s clients, the other targets as far as
  * a collapse goes (see the test); for every run, one order per key, stock exact, every 201's order
  * present, no 500, nothing unexpected, shed answers at once at p50 and within 500 ms at p99, sessions
- * within the pool. The capacity is measured once the service's JIT is quiet. The second test floods
+ * within the pool. The capacity is measured once the service's JIT is quiet, in the loop and in a
+ * burst at 3 x before it (a JVM's first overload recompiles its HTTP pipeline). The second test floods
  * from one owner beside a quiet one.
  */
 class OverloadIT {
