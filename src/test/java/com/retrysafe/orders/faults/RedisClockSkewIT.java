@@ -130,7 +130,22 @@ class RedisClockSkewIT {
         @Override
         public void stop() {
             if (redis != null) {
+                // faketime runs redis-server as its child: killed alone, it left the server running
+                // after the suite (found the next day, still listening).
+                List<ProcessHandle> server = redis.descendants().toList();
+                server.forEach(ProcessHandle::destroyForcibly);
                 redis.destroyForcibly();
+                await("the skewed redis-server to stop").atMost(Duration.ofSeconds(15))
+                        .pollInterval(Duration.ofMillis(100))
+                        .until(() -> server.stream().noneMatch(ProcessHandle::isAlive) && !listening());
+            }
+        }
+
+        private static boolean listening() {
+            try (Socket socket = new Socket("127.0.0.1", port)) {
+                return true;
+            } catch (IOException refused) {
+                return false;
             }
         }
 
