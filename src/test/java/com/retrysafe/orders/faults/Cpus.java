@@ -30,6 +30,24 @@ final class Cpus {
     }
 
     /**
+     * Fails unless {@code service} weighs on its CPU apart from {@code generator}: with the kernel's
+     * autogroups (/proc/PID/autogroup) every process of a session shares one CPU weight, so a
+     * service in the load generator's session gets less of the CPU it shares with PostgreSQL the
+     * harder the generator works on the other. Nothing to check where the kernel has no autogroups.
+     */
+    static void requireOwnAutogroup(long service, long generator) throws IOException {
+        Path generatorGroup = Path.of("/proc", Long.toString(generator), "autogroup");
+        if (!Files.exists(generatorGroup)) {
+            return;
+        }
+        String serviceGroup = Files.readString(Path.of("/proc", Long.toString(service), "autogroup")).trim();
+        if (serviceGroup.equals(Files.readString(generatorGroup).trim())) {
+            throw new AssertionError("the service shares the load generator's autogroup (" + serviceGroup
+                    + "): start it in a session of its own (setsid, util-linux)");
+        }
+    }
+
+    /**
      * Pins every thread of the process to {@code cpus} (e.g. "0"); threads made later inherit it.
      * Thread by thread, not {@code taskset -a}: that one fails when a thread ends between its listing
      * and its turn (a JVM's threads come and go: it failed OverloadIT's teardown once). A thread

@@ -132,10 +132,14 @@ class OverloadIT {
         });
         port = jar.withKeyAndPort(env);
         String base = "http://127.0.0.1:" + port;
-        app = jar.start(env, "overload");
+        // In a session of its own: started from this JVM, the service would share one autogroup (one
+        // CPU weight) with the load generator, and the generator's load on CPU 1 would lower the
+        // service's weight against PostgreSQL's on CPU 0.
+        app = jar.startInOwnSession(env, "overload");
         awaitReady(base, app);
         Cpus.pin(app.pid(), "0");
         Cpus.pin(self, "1");
+        Cpus.requireOwnAutogroup(app.pid(), self);
         for (int i = 1; i <= SKUS; i++) {
             long sku = 11_000_000L + i;
             assertEquals(200, jar.setStock(base, sku, STOCK));

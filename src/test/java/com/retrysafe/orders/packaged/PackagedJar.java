@@ -18,8 +18,10 @@ import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Base64;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
@@ -246,9 +248,25 @@ public final class PackagedJar implements AutoCloseable {
      * release's build, for a test of two releases side by side on this database.
      */
     public Process start(Path appDir, Map<String, String> env, String name) throws IOException {
+        return start(appDir, env, name, List.of());
+    }
+
+    /**
+     * As {@link #start(Map, String)}, in a session of its own ({@code setsid}, util-linux): with the
+     * kernel's autogroups, a process shares its CPU weight with every process of its session. Started
+     * from this JVM the service would share one weight with the test's load generator; in its own
+     * session it weighs as a container of its own would.
+     */
+    public Process startInOwnSession(Map<String, String> env, String name) throws IOException {
+        return start(APP_DIR, env, name, List.of("setsid"));
+    }
+
+    private Process start(Path appDir, Map<String, String> env, String name, List<String> launcher)
+            throws IOException {
         Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-        ProcessBuilder builder = new ProcessBuilder(java.toString(), "-jar",
-                appDir.resolve("quarkus-run.jar").toString())
+        List<String> command = new ArrayList<>(launcher);
+        command.addAll(List.of(java.toString(), "-jar", appDir.resolve("quarkus-run.jar").toString()));
+        ProcessBuilder builder = new ProcessBuilder(command)
                 .redirectErrorStream(true)
                 .redirectOutput(log(name).toFile());
         builder.environment().keySet().removeIf(variable -> variable.startsWith("QUARKUS_")
