@@ -110,6 +110,25 @@ final class Cpus {
         }
     }
 
+    /**
+     * How long CPU {@code cpu} has been idle since boot ({@code idle} and {@code iowait} of its line in
+     * /proc/stat), in milliseconds; 0 if it cannot be read. Two readings a second apart say whether a
+     * shed answer was given while the CPU had time to spare.
+     */
+    static long idleMillis(String cpu) {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/stat"), StandardCharsets.US_ASCII)) {
+                String[] fields = line.split("\\s+");
+                if (fields[0].equals("cpu" + cpu)) {
+                    return (Long.parseLong(fields[4]) + Long.parseLong(fields[5])) * 10;
+                }
+            }
+        } catch (IOException | RuntimeException unreadable) {
+            // Reported as 0.
+        }
+        return 0;
+    }
+
     static long cpuMillis(List<ProcessHandle> processes) {
         return processes.stream().mapToLong(process -> cpuMillis(process.pid())).sum();
     }

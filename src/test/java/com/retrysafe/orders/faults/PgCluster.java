@@ -55,15 +55,27 @@ final class PgCluster implements AutoCloseable {
      * ({@code synchronous_commit = on}), as a CloudNativePG cluster with a synchronous standby.
      */
     static PgCluster primary(Path root, String name, String synchronousStandby) throws Exception {
+        return primary(root, name, synchronousStandby, List.of());
+    }
+
+    /**
+     * As {@link #primary(Path, String, String)}, with {@code settings} (postgresql.conf lines) after
+     * the defaults, which they override: the last of two lines for one setting wins.
+     */
+    static PgCluster primary(Path root, String name, String synchronousStandby, List<String> settings)
+            throws Exception {
         PgCluster cluster = new PgCluster(name, prepare(root.resolve(name)), binaries());
         cluster.run(60, cluster.tool("initdb"), "-D", cluster.data.toString(), "-U", "postgres", "--auth=trust",
                 "-E", "UTF8", "--no-sync");
-        cluster.configure("listen_addresses = '127.0.0.1'",
+        List<String> lines = new ArrayList<>(List.of("listen_addresses = '127.0.0.1'",
                 "unix_socket_directories = '" + cluster.dir + "'",
                 "wal_level = replica", "max_wal_senders = 10", "wal_keep_size = '256MB'",
                 "synchronous_commit = on",
                 "synchronous_standby_names = '" + synchronousStandby + "'",
-                "max_connections = 100", "shared_buffers = '32MB'", "fsync = on");
+                // Small: the fault tests make a few thousand orders, and some run two or three clusters.
+                "max_connections = 100", "shared_buffers = '32MB'", "fsync = on"));
+        lines.addAll(settings);
+        cluster.configure(lines.toArray(String[]::new));
         cluster.start();
         return cluster;
     }
