@@ -72,7 +72,8 @@ final class PgCluster implements AutoCloseable {
                 "wal_level = replica", "max_wal_senders = 10", "wal_keep_size = '256MB'",
                 "synchronous_commit = on",
                 "synchronous_standby_names = '" + synchronousStandby + "'",
-                // Small: the fault tests make a few thousand orders, and some run two or three clusters.
+                // Small, for the tests that run two or three clusters at once. OverloadIT's indexes outgrow
+                // it (73 MB of random keys); with 128 MB its figures were no different (RELIABILITY.md).
                 "max_connections = 100", "shared_buffers = '32MB'", "fsync = on"));
         lines.addAll(settings);
         cluster.configure(lines.toArray(String[]::new));

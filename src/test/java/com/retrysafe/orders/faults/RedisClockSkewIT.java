@@ -131,7 +131,7 @@ class RedisClockSkewIT {
         public void stop() {
             if (redis != null) {
                 // faketime runs redis-server as its child: killed alone, it left the server running
-                // after the suite (found the next day, still listening).
+                // after the suite (one still listened 45 minutes after a CI run).
                 List<ProcessHandle> server = redis.descendants().toList();
                 server.forEach(ProcessHandle::destroyForcibly);
                 redis.destroyForcibly();
