@@ -48,6 +48,7 @@ final class RetryingLoad implements AutoCloseable {
 
     /** Orders by key: the final status (0 while unfinished, -1 given up), and the order's id on a 201. */
     final Map<String, Order> orders = new ConcurrentHashMap<>();
+    /** Each 201: when it came, the order's id and when the order's first attempt was sent. */
     final List<long[]> created = java.util.Collections.synchronizedList(new ArrayList<>());
     final LongAdder attempts = new LongAdder();
     final LongAdder timeouts = new LongAdder();
@@ -57,6 +58,9 @@ final class RetryingLoad implements AutoCloseable {
     final AtomicInteger inFlight = new AtomicInteger();
     /** Latencies of the door's 503 answers (shed before any work), in microseconds. */
     final List<Long> shedMicros = java.util.Collections.synchronizedList(new ArrayList<>());
+    /** Shed answers to orders first sent before {@link #mark}: an overload's, told apart from the loop's after it. */
+    final LongAdder shedOfMarked = new LongAdder();
+    private volatile long marked = Long.MIN_VALUE;
     /** 503 answers from further in: a budget spent before the work started, a database deadline. */
     final LongAdder unavailableInside = new LongAdder();
     final List<String> unexpected = java.util.Collections.synchronizedList(new ArrayList<>());
@@ -189,13 +193,17 @@ final class RetryingLoad implements AutoCloseable {
                     case 201 -> {
                         order.orderId = orderIdOf(text);
                         order.status = 201;
-                        created.add(new long[] { now, order.orderId });
+                        created.add(new long[] { now, order.orderId, order.firstAttemptNanos });
                         orderMicros.add((now - order.firstAttemptNanos) / 1_000);
                         done.run();
                     }
                     case 503, 429 -> {
                         if (status == 503 && text.contains(SHED_AT_THE_DOOR)) {
                             shedMicros.add((now - sent) / 1_000);
+                            long mark = marked;
+                            if (mark != Long.MIN_VALUE && order.firstAttemptNanos - mark < 0) {
+                                shedOfMarked.increment();
+                            }
                         } else if (status == 503) {
                             unavailableInside.increment();
                         }
@@ -258,6 +266,18 @@ final class RetryingLoad implements AutoCloseable {
     long createdBetween(long fromNanos, long toNanos) {
         synchronized (created) {
             return created.stream().filter(c -> c[0] >= fromNanos && c[0] < toNanos).count();
+        }
+    }
+
+    /** From now on, orders first sent before {@code nanos} are counted apart ({@link #shedOfMarked}). */
+    void mark(long nanos) {
+        marked = nanos;
+    }
+
+    /** 201 answers that came in [from, to) to orders first sent before {@code sentBefore}. */
+    long createdBetween(long fromNanos, long toNanos, long sentBefore) {
+        synchronized (created) {
+            return created.stream().filter(c -> c[0] >= fromNanos && c[0] < toNanos && c[2] - sentBefore < 0).count();
         }
     }
 
