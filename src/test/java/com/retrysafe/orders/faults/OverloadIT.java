@@ -80,6 +80,7 @@ class OverloadIT {
     /** The JIT's share of a core under which it counts as quiet (as bench/run.sh waits for it). */
     private static final double JIT_QUIET = 0.03;
     private static final int CAPACITY_TRIES = 4;
+    private static final int SESSION_SAMPLES = 10;
     private static final int QUIET_PER_SECOND = 20;
     /** The service's event loop thread, as /proc names it (15 characters at most). */
     private static final String EVENT_LOOP = "vert.x-eventlo";
@@ -544,7 +545,21 @@ class OverloadIT {
             Map<Long, Long> vacuumCpu = new HashMap<>();
             Map<Long, Long> serverCpu = serverCpuByPid();
             while (recovering.get()) {
-                Thread.sleep(1_000);
+                // Ten samples of the service's sessions a second: how many run, wait on a lock, or
+                // sit in a transaction waiting for the service's next statement (its COMMIT).
+                long[] sessions = new long[3];
+                for (int sample = 0; sample < SESSION_SAMPLES; sample++) {
+                    Thread.sleep(1_000 / SESSION_SAMPLES);
+                    try (ResultSet rows = statement.executeQuery("SELECT count(*) FILTER (WHERE state = 'active'"
+                            + " AND wait_event_type IS DISTINCT FROM 'Lock'), count(*) FILTER (WHERE wait_event_type"
+                            + " = 'Lock'), count(*) FILTER (WHERE state = 'idle in transaction') FROM pg_stat_activity"
+                            + " WHERE application_name = 'order-service'")) {
+                        rows.next();
+                        for (int column = 0; column < sessions.length; column++) {
+                            sessions[column] += rows.getLong(column + 1);
+                        }
+                    }
+                }
                 long now = System.nanoTime();
                 long created = load.createdBetween(now - 1_000_000_000L, now);
                 long createdOfOverload = load.createdBetween(now - 1_000_000_000L, now, from);
@@ -577,9 +592,12 @@ class OverloadIT {
                     unpublished = rows.getLong(1);
                 }
                 System.out.printf("[overload] %s +%.1f s: %d created (%d of orders sent before), %d shed (%d), door %s,"
+                        + " sessions running %.1f, on a lock %.1f, waiting for the service %.1f,"
                         + " service CPU %d ms (JIT %d ms), PostgreSQL CPU %d ms, CPU 0 idle %d ms, autovacuum %d ms"
                         + " (%d workers), events unpublished %d%n", label, (now - from) / 1e9, created,
-                        createdOfOverload, shedNow - shed, shedOfOverloadNow - shedOfOverload, door, cpuNow - cpu,
+                        createdOfOverload, shedNow - shed, shedOfOverloadNow - shedOfOverload, door,
+                        sessions[0] / (double) SESSION_SAMPLES, sessions[1] / (double) SESSION_SAMPLES,
+                        sessions[2] / (double) SESSION_SAMPLES, cpuNow - cpu,
                         (jitNow - jit) / 1_000_000,
                         serverMillis, idleNow - idle, vacuumMillis, vacuumCpuNow.size(), unpublished);
                 serverCpu = serverCpuNow;
