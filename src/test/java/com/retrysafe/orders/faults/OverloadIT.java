@@ -322,8 +322,6 @@ class OverloadIT {
             sampler.start();
             AtomicBoolean overloaded = new AtomicBoolean(true);
             List<Double> limits = java.util.Collections.synchronizedList(new ArrayList<>());
-            Thread limitSampler = new Thread(() -> sampleLimit(overloaded, limits), "limit");
-            limitSampler.start();
             long generatorCpuBefore = processCpuNanos();
             long serverCpuBefore = Cpus.cpuMillis(app.pid()) + Cpus.cpuMillis(server.processes());
             // The event loop reads every request, shed or not: how long it waited for the CPU it
@@ -331,14 +329,14 @@ class OverloadIT {
             long[] loopBefore = Cpus.schedstat(app.pid(), EVENT_LOOP);
             long overloadFrom = System.nanoTime();
             long attemptsBefore = load.attempts.sum();
-            Thread overloadTrace = new Thread(() -> traceRecovery("overload", jar, load, app, overloadFrom, overloaded),
-                    "overload");
+            // The overload's trace also keeps the door's limit of each second, for the figures' range.
+            Thread overloadTrace = new Thread(() -> traceRecovery("overload", jar, load, app, overloadFrom, overloaded,
+                    limits), "overload");
             overloadTrace.start();
             load.arrive(3 * capacity, OVERLOAD_MILLIS);
             long overloadTo = System.nanoTime();
             load.mark(overloadTo);
             overloaded.set(false);
-            limitSampler.join();
             overloadTrace.join();
             double generatorCpu = (processCpuNanos() - generatorCpuBefore) / 1e6 / OVERLOAD_MILLIS;
             double serverCpu = (Cpus.cpuMillis(app.pid()) + Cpus.cpuMillis(server.processes()) - serverCpuBefore)
@@ -349,7 +347,8 @@ class OverloadIT {
             double goodput = load.createdBetween(overloadFrom, overloadTo) * 1000.0 / OVERLOAD_MILLIS;
 
             AtomicBoolean recovering = new AtomicBoolean(true);
-            Thread recovery = new Thread(() -> traceRecovery("recovery", jar, load, app, overloadTo, recovering), "recovery");
+            Thread recovery = new Thread(() -> traceRecovery("recovery", jar, load, app, overloadTo, recovering, new ArrayList<>()),
+                    "recovery");
             recovery.start();
             load.closedLoop(LOOP_CLIENTS, AFTER_MILLIS);
             long afterTo = System.nanoTime();
@@ -506,7 +505,8 @@ class OverloadIT {
             long from = System.nanoTime();
             long compiledBefore = jitNanos();
             AtomicBoolean measuring = new AtomicBoolean(true);
-            Thread trace = new Thread(() -> traceRecovery("capacity", jar, load, app, from, measuring), "capacity");
+            Thread trace = new Thread(() -> traceRecovery("capacity", jar, load, app, from, measuring,
+                    new ArrayList<>()), "capacity");
             trace.start();
             load.closedLoop(LOOP_CLIENTS, MEASURE_MILLIS);
             measuring.set(false);
@@ -531,10 +531,10 @@ class OverloadIT {
      * Each second after the overload: orders created, shed answers, the service's CPU and its JIT's,
      * how long CPU 0 stood idle, and the CPU of PostgreSQL's autovacuum workers, printed, so that a
      * slow recovery says where its time went. (An autovacuum worker that ends within a second loses
-     * that second's share: the figure is a floor.)
+     * that second's share: the figure is a floor.) Each second's door limit is added to {@code limits}.
      */
     private static void traceRecovery(String label, PackagedJar jar, RetryingLoad load, Process app, long from,
-            AtomicBoolean recovering) {
+            AtomicBoolean recovering, List<Double> limits) {
         try (Connection db = DriverManager.getConnection(jar.jdbcUrl(), "postgres", null);
                 Statement statement = db.createStatement()) {
             long shed = load.shedMicros.size();
@@ -565,7 +565,13 @@ class OverloadIT {
                 long createdOfOverload = load.createdBetween(now - 1_000_000_000L, now, from);
                 long shedNow = load.shedMicros.size();
                 long shedOfOverloadNow = load.shedOfMarked.sum();
-                String door = doorNow();
+                Map<String, Double> gauges = doorGauges();
+                Double limit = gauges.get("http_admission_limit");
+                Double inFlight = gauges.get("http_admission_in_flight");
+                if (limit != null) {
+                    limits.add(limit);
+                }
+                String door = limit == null || inFlight == null ? "-" : String.format("%.0f/%.0f", inFlight, limit);
                 long cpuNow = Cpus.cpuMillis(app.pid());
                 long jitNow = jitNanos();
                 long idleNow = Cpus.idleMillis("0");
@@ -635,14 +641,6 @@ class OverloadIT {
         return gauges;
     }
 
-    /** "in flight/limit" at the door now, "-" for a sample missed. */
-    private static String doorNow() {
-        Map<String, Double> gauges = doorGauges();
-        Double limit = gauges.get("http_admission_limit");
-        Double inFlight = gauges.get("http_admission_in_flight");
-        return limit == null || inFlight == null ? "-" : String.format("%.0f/%.0f", inFlight, limit);
-    }
-
     /** The CPU of each of PostgreSQL's processes so far (a backend that ended since is not there). */
     private static Map<Long, Long> serverCpuByPid() throws java.io.IOException {
         Map<Long, Long> cpu = new HashMap<>();
@@ -650,22 +648,6 @@ class OverloadIT {
             cpu.put(process.pid(), Cpus.cpuMillis(process.pid()));
         }
         return cpu;
-    }
-
-    /** The door's limit, read from the service's metrics once a second while the overload lasts. */
-    private static void sampleLimit(AtomicBoolean overloaded, List<Double> limits) {
-        while (overloaded.get()) {
-            Double limit = doorGauges().get("http_admission_limit");
-            if (limit != null) {
-                limits.add(limit);
-            }
-            try {
-                Thread.sleep(1_000);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
-            }
-        }
     }
 
     private static long processCpuNanos() {
