@@ -9,7 +9,6 @@ import jakarta.inject.Inject;
 
 import com.netflix.concurrency.limits.Limit;
 import com.netflix.concurrency.limits.Limiter;
-import com.netflix.concurrency.limits.limit.AIMDLimit;
 import com.netflix.concurrency.limits.limit.WindowedLimit;
 import com.netflix.concurrency.limits.limiter.SimpleLimiter;
 
@@ -22,16 +21,16 @@ import io.quarkus.runtime.Startup;
  * from each request's fate (Netflix concurrency-limits' {@code Limiter}).
  * <p>
  * The limit is adaptive and aims at an answer time, not at an empty queue: over each window of
- * {@code overload.limit.window} it averages the answers' latencies, and widens by one place while
- * that average is within {@code overload.limit.target} and the door is at least half full, or
- * narrows by a tenth when it is not or when a request was dropped further in (Netflix's
- * {@code AIMDLimit} fed by its {@code WindowedLimit}). So a steady load whose answers come in time is
- * admitted whole, however many requests it keeps in progress (64 connections to a pool of 20 answer
- * in 28 ms), and an overload is held to as much work as can be answered within the target: the rest
- * is turned away at once, while its client still waits. Vegas, used before, keeps the queue below
- * near empty whatever its delay: it shed bench/run.sh's closed loop of 64 connections (21 % of its
- * creates lost, the rest 503s sent again at once). Gradient2 drifted with a long-term average that
- * rises with the overload itself, up to five times the pool.
+ * {@code overload.limit.window} it averages the answers' latencies, and widens while that average is
+ * within {@code overload.limit.target}, or narrows by a tenth when it is not and the door turned
+ * requests away, or when a request was dropped further in ({@link AnswerTimeLimit}, fed by Netflix's
+ * {@code WindowedLimit}). So a steady load is admitted whole, however many requests it keeps in
+ * progress (64 connections to a pool of 20 answer in 28 ms), and an overload is held to as much work
+ * as can be answered within the target: the rest is turned away at once, while its client still
+ * waits. Vegas, used before, keeps the queue below near empty whatever its delay: it shed
+ * bench/run.sh's closed loop of 64 connections (21 % of its creates lost, the rest 503s sent again
+ * at once). Gradient2 drifted with a long-term average that rises with the overload itself, up to
+ * five times the pool.
  */
 @Startup
 @ApplicationScoped
@@ -40,6 +39,7 @@ public class Admission {
     private final boolean enabled;
     private final Limiter<Void> limiter;
     private final Limit limit;
+    private final AnswerTimeLimit answerTime;
     private final OverloadMetrics metrics;
     private final RetryAfterPolicy retryAfter;
 
@@ -51,15 +51,12 @@ public class Admission {
     /** With the clock the limit reads its answers' latencies from: a test's, to replay a load. */
     Admission(OverloadConfig config, OverloadMetrics metrics, LongSupplier nanoClock) {
         this.enabled = config.enabled();
+        this.answerTime = new AnswerTimeLimit(config.limit().initial(), config.limit().min(), config.limit().max(),
+                config.limit().target());
         this.limit = WindowedLimit.newBuilder()
                 .minWindowTime(config.limit().window().toNanos(), TimeUnit.NANOSECONDS)
                 .maxWindowTime(config.limit().window().toNanos(), TimeUnit.NANOSECONDS)
-                .build(AIMDLimit.newBuilder()
-                        .initialLimit(config.limit().initial())
-                        .minLimit(config.limit().min())
-                        .maxLimit(config.limit().max())
-                        .timeout(config.limit().target().toNanos(), TimeUnit.NANOSECONDS)
-                        .build());
+                .build(answerTime);
         this.limiter = SimpleLimiter.newBuilder().named("http").limit(limit).nanoClock(nanoClock).build();
         this.metrics = metrics;
         this.retryAfter = new RetryAfterPolicy(config.retryAfter().min(), config.retryAfter().max());
@@ -74,6 +71,7 @@ public class Admission {
         }
         Optional<Limiter.Listener> listener = limiter.acquire(null);
         if (listener.isEmpty()) {
+            answerTime.turnedAway();
             metrics.shed();
             return Optional.empty();
         }

@@ -45,8 +45,9 @@ public interface OverloadConfig {
         int max();
 
         /**
-         * The average answer time the limit aims at: past it over a window, the limit narrows by a
-         * tenth; within it, it widens by one. A twentieth of the shortest client timeout API.md
+         * The average answer time the limit aims at: past it over a window in which the door
+         * turned requests away, the limit narrows by a tenth; within it, it widens
+         * ({@link AnswerTimeLimit}). A twentieth of the shortest client timeout API.md
          * names (2 s), so what is admitted is answered while its client waits; and above what a
          * steady load at capacity takes, so it is not shed: bench/run.sh's 64 connections answer
          * in 28 ms, 53 ms (p50) on one hot SKU, whose orders wait for its row lock in turn.
