@@ -35,8 +35,10 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
 
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -66,6 +68,8 @@ class GracefulShutdownIT {
     private static final String SHUTDOWN_WAITS_FOR_REQUESTS = "Waiting for HTTP requests to complete";
 
     private static final int CLIENTS = 4;
+    /** After the exit, each client is refused this many times more before it stops: the watch. */
+    private static final int REFUSALS_AFTER_EXIT = 3;
     private static final int HELD_ORDERS = 3;
     private static final long STREAM_SKU = 40004;
     private static final long HELD_SKU = 50005;
@@ -106,6 +110,8 @@ class GracefulShutdownIT {
 
         Timeline timeline = new Timeline();
         AtomicBoolean stop = new AtomicBoolean();
+        AtomicIntegerArray refusals = new AtomicIntegerArray(CLIENTS);
+        boolean watchedAfterExit;
         ExecutorService threads = Executors.newFixedThreadPool(CLIENTS + 1 + HELD_ORDERS);
         ReadinessProbe readiness = new ReadinessProbe(base, timeline, stop);
         List<Future<List<Attempt>>> streams = new ArrayList<>();
@@ -122,7 +128,9 @@ class GracefulShutdownIT {
             threads.submit(readiness);
             for (int client = 0; client < CLIENTS; client++) {
                 String prefix = "gs-" + run + "-" + client + "-";
-                streams.add(threads.submit(() -> stream(base, token, prefix, timeline, stop)));
+                int index = client;
+                streams.add(threads.submit(() -> stream(base, token, prefix, timeline,
+                        () -> refusals.incrementAndGet(index), stop)));
             }
             try (Connection db = jar.jdbc(); Statement statement = db.createStatement()) {
                 await("every client to be streaming orders").atMost(Duration.ofSeconds(30))
@@ -161,15 +169,16 @@ class GracefulShutdownIT {
             if (app.isAlive()) {
                 app.destroyForcibly();
             }
-            // The clients go on until the port refuses them, and a little longer: an observation
-            // window by design, since what is watched is that nothing goes wrong after the exit
-            // (the clients' own pace is 10 ms, so each is refused several times in it).
-            TimeUnit.MILLISECONDS.sleep(200);
+            // The clients go on until each has been refused a few more times after the exit: what
+            // is watched is that nothing goes wrong after it.
+            watchedAfterExit = awaitEachRefusedAgain(refusals, REFUSALS_AFTER_EXIT);
             stop.set(true);
             threads.shutdown();
             assertTrue(threads.awaitTermination(60, TimeUnit.SECONDS));
         }
         assertEquals(EXIT_STATUS_AFTER_SIGTERM, app.exitValue());
+        assertTrue(watchedAfterExit, "each client was refused " + REFUSALS_AFTER_EXIT
+                + " more times after the exit, within 10 s: " + refusals);
 
         List<Attempt> attempts = new ArrayList<>();
         for (Future<List<Attempt>> stream : streams) {
@@ -327,18 +336,45 @@ class GracefulShutdownIT {
 
     /** Each client sends one order at a time, each with a new key, until told to stop. */
     private static List<Attempt> stream(String base, String token, String keyPrefix, Timeline timeline,
-            AtomicBoolean stop) throws InterruptedException {
+            Runnable onRefused, AtomicBoolean stop) throws InterruptedException {
         List<Attempt> attempts = new ArrayList<>();
         for (int i = 0; !stop.get(); i++) {
             Attempt attempt = Attempt.place(base, token, keyPrefix + i, STREAM_SKU, 1 + i % 3);
             attempts.add(attempt);
             if (attempt.outcome == Outcome.REFUSED) {
                 timeline.refused.accumulateAndGet(attempt.sentAt, Math::min);
+                onRefused.run();
                 // A refused connection answers at once: pace the retries as a client would.
                 TimeUnit.MILLISECONDS.sleep(10);
             }
         }
         return attempts;
+    }
+
+    /**
+     * Waits until every client has been refused {@code times} more times than now, at most 10 s.
+     * Returns whether they were, rather than throwing: it runs where a failure of the test itself
+     * may already be on its way out.
+     */
+    private static boolean awaitEachRefusedAgain(AtomicIntegerArray refusals, int times) {
+        int[] before = new int[refusals.length()];
+        for (int client = 0; client < before.length; client++) {
+            before[client] = refusals.get(client);
+        }
+        try {
+            await("each client refused " + times + " more times").atMost(Duration.ofSeconds(10))
+                    .pollInterval(Duration.ofMillis(10)).until(() -> {
+                        for (int client = 0; client < before.length; client++) {
+                            if (refusals.get(client) < before[client] + times) {
+                                return false;
+                            }
+                        }
+                        return true;
+                    });
+            return true;
+        } catch (ConditionTimeoutException notRefused) {
+            return false;
+        }
     }
 
     private static void assertLedgerExact(Statement statement) throws Exception {
