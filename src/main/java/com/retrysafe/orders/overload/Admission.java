@@ -4,8 +4,8 @@ import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 
-import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
+import jakarta.inject.Singleton;
 
 import com.netflix.concurrency.limits.Limit;
 import com.netflix.concurrency.limits.Limiter;
@@ -33,7 +33,7 @@ import io.quarkus.runtime.Startup;
  * five times the pool.
  */
 @Startup
-@ApplicationScoped
+@Singleton
 public class Admission {
 
     private final boolean enabled;

@@ -3,8 +3,8 @@ package com.retrysafe.orders.overload;
 import java.time.Duration;
 import java.util.Optional;
 
-import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
+import jakarta.inject.Singleton;
 
 import org.jboss.logging.Logger;
 
@@ -30,7 +30,7 @@ import io.vertx.ext.web.RoutingContext;
  * as it may is answered {@code 429} here, without taking a place. Other requests are counted
  * against their owner once their token is verified ({@code AuthenticatedOwner}).
  */
-@ApplicationScoped
+@Singleton
 public class AdmissionDoor {
 
     private static final Logger LOG = Logger.getLogger(AdmissionDoor.class);

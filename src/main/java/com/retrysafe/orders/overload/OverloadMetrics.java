@@ -4,7 +4,7 @@ import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.IntSupplier;
 
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 
 import com.retrysafe.orders.common.Gauges;
 
@@ -22,7 +22,7 @@ import io.quarkus.runtime.Startup;
  * and the gauges {@code http_admission_limit} and {@code http_admission_in_flight}.
  */
 @Startup
-@ApplicationScoped
+@Singleton
 public class OverloadMetrics {
 
     private final Counter admitted;

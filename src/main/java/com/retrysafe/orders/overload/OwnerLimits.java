@@ -4,7 +4,7 @@ import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
-import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Singleton;
 
 /**
  * Each owner's share of the work in progress (API.md section 12, "Fair to owners"): at most
@@ -22,7 +22,7 @@ import jakarta.enterprise.context.ApplicationScoped;
  * 31,000 times a second in OverloadIT, each refusal as dear as a shed answer, and the quiet owner's
  * p99 went from 15 ms to 300 ms with it.
  */
-@ApplicationScoped
+@Singleton
 public class OwnerLimits {
 
     /** An owner not refused for this long starts again at 1-2 s. */
