@@ -428,6 +428,7 @@ class OverloadIT {
                     rows.next();
                     max.accumulateAndGet(rows.getLong(1), Math::max);
                 }
+                // The sampler's pace: five looks a second at the sessions' count, kept as a maximum.
                 Thread.sleep(200);
             }
         } catch (Exception e) {

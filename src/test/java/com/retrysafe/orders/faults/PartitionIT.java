@@ -126,6 +126,7 @@ class PartitionIT {
                 // connection, and must not hold on to it (nor to the message) for TCP's time.
                 String duringId = "partition-during-" + run;
                 results.publish(result(duringId, paidDuring));
+                // The failover manager's detection time: the fault lasts this long by design.
                 sleep(DETECTION);
                 standby.promote();
                 address.retarget("127.0.0.1", standby.port);

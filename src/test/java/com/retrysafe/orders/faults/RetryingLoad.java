@@ -306,6 +306,7 @@ final class RetryingLoad implements AutoCloseable {
         return sorted.get(Math.min(sorted.size() - 1, (int) Math.ceil(p / 100.0 * sorted.size()) - 1));
     }
 
+    /** The load's schedule: an order is sent at its time, so this waits for a time by design. */
     private static void sleepUntil(long nanos) {
         long left;
         while ((left = nanos - System.nanoTime()) > 0) {

@@ -262,6 +262,7 @@ class RollingUpdateIT {
                 payments.put(key, new String[] { body, Long.toString(orderId),
                         Long.toString(answer.json().path("paymentId").asLong()) });
                 paymentsAccepted.incrementAndGet();
+                // A payer's pace: a trickle of payments across the update, not a flood.
                 TimeUnit.MILLISECONDS.sleep(100);
             }
         }
