@@ -45,6 +45,8 @@ final class AnswerTimeLimit extends AbstractLimit {
 
     /** The door turned a request away: the limit binds in the window that holds this moment. */
     void turnedAway() {
+        // Read first: in an overload thousands of requests a second are turned away, and only the
+        // first of a window needs to write the flag every event loop reads.
         if (!turnedAway.get()) {
             turnedAway.set(true);
         }

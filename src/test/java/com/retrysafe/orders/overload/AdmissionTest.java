@@ -104,6 +104,13 @@ class AdmissionTest {
         }
     }
 
+    /** Every round from {@code first} on admitted the whole closed loop of 64. */
+    private static void assertAllAdmittedFrom(int first, int[] admitted, String load) {
+        for (int round = first; round < admitted.length; round++) {
+            assertEquals(64, admitted[round], "round " + round + " " + load);
+        }
+    }
+
     @Test
     @DisplayName("a steady load answered well within the target is admitted whole, however many it keeps in progress")
     void aSteadyLoadAnsweredInTimeIsNotShed() {
@@ -113,9 +120,7 @@ class AdmissionTest {
         // The limit widens by a quarter a window (100 ms, 4 to 7 rounds) while it sheds answers that
         // come in under half its target: from 32 to 64 in 4 windows.
         int[] admitted = replay(64, 300, inProgress -> Math.max(5_000_000L, inProgress * 1_000_000_000L / 2_300));
-        for (int round = 200; round < admitted.length; round++) {
-            assertEquals(64, admitted[round], "round " + round + " of 64 requests answered in 28 ms");
-        }
+        assertAllAdmittedFrom(200, admitted, "of 64 requests answered in 28 ms");
     }
 
     @Test
@@ -129,9 +134,7 @@ class AdmissionTest {
         // wrk sent each shed request again at once, and the limit fell to its floor (304,129 503s in
         // one bench row). Nobody ran into the limit, so it holds.
         int[] hot = door.rounds(64, 200, inProgress -> inProgress * 1_800_000L);
-        for (int round = 0; round < hot.length; round++) {
-            assertEquals(64, hot[round], "round " + round + " of 64 requests answered in 115 ms, the limit above them");
-        }
+        assertAllAdmittedFrom(0, hot, "of 64 requests answered in 115 ms, the limit above them");
     }
 
     @Test
@@ -145,9 +148,7 @@ class AdmissionTest {
         // quarter a window is 4 windows, after the first, whose average still holds the stall's
         // answers: 32, 33, 41, 51, 63, 78.
         int[] replays = door.rounds(64, 200, inProgress -> 5_000_000L);
-        for (int round = 120; round < replays.length; round++) {
-            assertEquals(64, replays[round], "round " + round + " after the stall, answers in 5 ms");
-        }
+        assertAllAdmittedFrom(120, replays, "after the stall, answers in 5 ms");
     }
 
     @Test
