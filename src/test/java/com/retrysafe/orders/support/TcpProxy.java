@@ -137,8 +137,17 @@ public final class TcpProxy implements AutoCloseable {
                     closeQuietly(client);
                     continue;
                 }
-                sockets.add(client);
-                sockets.add(upstream);
+                synchronized (this) {
+                    // Closing a socket does not stop an accept already in the kernel: it can
+                    // still hand over a client that connected after cut() returned.
+                    if (server != listening) {
+                        closeQuietly(client);
+                        closeQuietly(upstream);
+                        return;
+                    }
+                    sockets.add(client);
+                    sockets.add(upstream);
+                }
                 Connection connection = new Connection();
                 pump(client, upstream, connection, true);
                 pump(upstream, client, connection, false);
