@@ -4,7 +4,6 @@ import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -99,7 +98,7 @@ public final class PackagedJar implements AutoCloseable {
         String server = System.getenv("TEST_PG_URL");
         if (privateServer) {
             restartableData = WORK.resolve("pg-data-" + suite);
-            port = freePort();
+            port = TcpProxy.freePort();
             embedded = privateServer(restartableData, port, true);
             host = "127.0.0.1";
             user = "postgres";
@@ -233,7 +232,7 @@ public final class PackagedJar implements AutoCloseable {
     public int withKeyAndPort(Map<String, String> env) throws IOException {
         env.put("MP_JWT_VERIFY_PUBLICKEY_LOCATION", publicKeyPem.toAbsolutePath().toString());
         env.put("MP_JWT_VERIFY_ISSUER", ISSUER);
-        int httpPort = freePort();
+        int httpPort = TcpProxy.freePort();
         env.put("QUARKUS_HTTP_PORT", Integer.toString(httpPort));
         return httpPort;
     }
@@ -364,12 +363,6 @@ public final class PackagedJar implements AutoCloseable {
         try (ResultSet rows = statement.executeQuery(sql)) {
             rows.next();
             return rows.getLong(1);
-        }
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket socket = new ServerSocket(0)) {
-            return socket.getLocalPort();
         }
     }
 }

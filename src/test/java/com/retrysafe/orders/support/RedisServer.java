@@ -6,7 +6,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -53,7 +52,7 @@ public final class RedisServer {
     }
 
     private static String start() {
-        int port = freePort();
+        int port = TcpProxy.freePort();
         try {
             redis.embedded.RedisServer server = redis.embedded.RedisServer.newRedisServer()
                     .port(port)
@@ -101,14 +100,6 @@ public final class RedisServer {
 
     /** A port nothing listens on: connections to it are refused at once. */
     public static int closedPort() {
-        return freePort();
-    }
-
-    private static int freePort() {
-        try (ServerSocket socket = new ServerSocket(0)) {
-            return socket.getLocalPort();
-        } catch (IOException e) {
-            throw new IllegalStateException(e);
-        }
+        return TcpProxy.freePort();
     }
 }

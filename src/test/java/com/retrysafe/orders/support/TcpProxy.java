@@ -8,11 +8,14 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -31,6 +34,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class TcpProxy implements AutoCloseable {
 
+    private static final Path EPHEMERAL_RANGE = Path.of("/proc/sys/net/ipv4/ip_local_port_range");
+
     private final int port;
     private volatile String targetHost;
     private volatile int targetPort;
@@ -44,11 +49,33 @@ public final class TcpProxy implements AutoCloseable {
         this.targetPort = targetPort;
     }
 
+    /**
+     * A port nothing listens on, below the range the kernel picks outgoing connections' ports
+     * from. A port from that range (what binding port 0 gives) can be taken by any client's
+     * connection while a proxy on it is cut or a server on it is down: a test then cannot listen
+     * there again, and a client that connects to it may reach itself (TCP's simultaneous open).
+     */
     public static int freePort() {
-        try (ServerSocket socket = new ServerSocket(0)) {
-            return socket.getLocalPort();
-        } catch (IOException e) {
-            throw new IllegalStateException(e);
+        int below = ephemeralRangeStart();
+        for (int attempt = 0; attempt < 200; attempt++) {
+            int port = ThreadLocalRandom.current().nextInt(Math.max(1_024, below - 10_000), below);
+            try (ServerSocket socket = new ServerSocket()) {
+                socket.bind(new InetSocketAddress(port));
+                return port;
+            } catch (IOException taken) {
+                // someone listens or is connected there: try another
+            }
+        }
+        throw new IllegalStateException("No free port below " + below + " after 200 tries");
+    }
+
+    /* Linux says; elsewhere the lowest default (macOS and Windows start at 49152). */
+    private static int ephemeralRangeStart() {
+        try {
+            // Line by line: readString trusts the size /proc reports, and reads one byte.
+            return Integer.parseInt(Files.readAllLines(EPHEMERAL_RANGE).get(0).trim().split("\\s+")[0]);
+        } catch (IOException | RuntimeException notLinux) {
+            return 32_768;
         }
     }
 

@@ -1,6 +1,7 @@
 package com.retrysafe.orders.support;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -8,18 +9,36 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 
 import org.junit.jupiter.api.Test;
 
 /**
  * The proxy the fault tests cut and restore: once cut it lets nothing through, not even a client
- * that connected while the cut was under way.
+ * that connected while the cut was under way, and the port it stands on is one no outgoing
+ * connection of this machine can take while it is cut.
  */
 class TcpProxyTest {
 
+    private static final Path EPHEMERAL_RANGE = Path.of("/proc/sys/net/ipv4/ip_local_port_range");
     private static final int GREETING = 'x';
     private static final int CUTS = 100;
+
+    @Test
+    void aFreePortIsBelowTheRangeTheKernelPicksOutgoingPortsFrom() throws IOException {
+        // Read line by line: readString trusts the size /proc reports and returns a byte of it.
+        int ephemeralLow = Files.exists(EPHEMERAL_RANGE)
+                ? Integer.parseInt(Files.readAllLines(EPHEMERAL_RANGE).get(0).trim().split("\\s+")[0])
+                : 32_768;
+        for (int i = 0; i < 50; i++) {
+            int port = TcpProxy.freePort();
+            // In that range a client's own source port can be the proxy's: a connect to a cut
+            // proxy then reaches itself, and the proxy cannot listen there again.
+            assertTrue(port < ephemeralLow, port + " is in the kernel's ephemeral range, from " + ephemeralLow);
+        }
+    }
 
     @Test
     void aClientThatConnectsAsTheProxyIsCutNeverReachesTheServer() throws Exception {
