@@ -10,10 +10,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
 import java.util.Comparator;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ThreadLocalRandom;
 
 import jakarta.inject.Inject;
 
@@ -52,12 +50,12 @@ class CreateStatementsTest {
         long owner = TestIds.owner();
         long sku = skuWithStock(3);
         String key = TestIds.key();
-        String traceId = hex(16);
+        String traceId = Spans.hexId(16);
 
         Response created = given()
                 .header("Authorization", "Bearer " + Tokens.user(owner))
                 .header("Idempotency-Key", key)
-                .header("traceparent", "00-" + traceId + "-" + hex(8) + "-01")
+                .header("traceparent", "00-" + traceId + "-" + Spans.hexId(8) + "-01")
                 .contentType("application/json")
                 .body(orderBody(sku, 2))
                 .when().post("/api/orders");
@@ -102,13 +100,13 @@ class CreateStatementsTest {
         long owner = TestIds.owner();
         long sku = skuWithStock(1);
         String key = TestIds.key();
-        String traceId = hex(16);
+        String traceId = Spans.hexId(16);
         long eventsBefore = Db.count("SELECT count(*) FROM outbox_event");
 
         given()
                 .header("Authorization", "Bearer " + Tokens.user(owner))
                 .header("Idempotency-Key", key)
-                .header("traceparent", "00-" + traceId + "-" + hex(8) + "-01")
+                .header("traceparent", "00-" + traceId + "-" + Spans.hexId(8) + "-01")
                 .contentType("application/json")
                 .body(orderBody(sku, 2))
                 .when().post("/api/orders")
@@ -147,11 +145,5 @@ class CreateStatementsTest {
                 .filter(e -> e.getKey().getKey().equals("db.statement") || e.getKey().getKey().equals("db.query.text"))
                 .map(e -> String.valueOf(e.getValue()))
                 .findFirst().orElse("");
-    }
-
-    private static String hex(int bytes) {
-        byte[] random = new byte[bytes];
-        ThreadLocalRandom.current().nextBytes(random);
-        return HexFormat.of().formatHex(random);
     }
 }

@@ -23,7 +23,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.zip.GZIPInputStream;
@@ -35,6 +34,7 @@ import org.junit.jupiter.api.Test;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.retrysafe.orders.support.Broker;
+import com.retrysafe.orders.support.Spans;
 import com.sun.net.httpserver.HttpServer;
 
 /**
@@ -65,7 +65,7 @@ class TracingExportIT {
         Map<String, String> env = jar.databaseEnv();
         int httpPort = jar.withKeyAndPort(env);
         env.put("QUARKUS_OTEL_BSP_SCHEDULE_DELAY", "200ms");
-        String traceId = hex(16);
+        String traceId = Spans.hexId(16);
         String untracedTraceparent;
         // Quarkus's built-in endpoint: were an exporter created, it would connect here.
         try (ServerSocket builtInEndpoint = bindOrNull(4317);
@@ -80,7 +80,7 @@ class TracingExportIT {
                 awaitReady(base, app);
                 assertEquals(200, jar.setStock(base, 30003, 5));
                 HttpResponse<String> created = send(order(base, jar.token("91"), "trace-" + UUID.randomUUID(),
-                        "{\"skuId\": 30003, \"quantity\": 1}").header("traceparent", "00-" + traceId + "-" + hex(8) + "-01"));
+                        "{\"skuId\": 30003, \"quantity\": 1}").header("traceparent", "00-" + traceId + "-" + Spans.hexId(8) + "-01"));
                 assertEquals(201, created.statusCode(), created.body());
 
                 Broker.Received event = broker.await(m -> String.valueOf(m.headers().get("traceparent"))
@@ -145,7 +145,7 @@ class TracingExportIT {
         env.put("QUARKUS_OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:" + collector.getAddress().getPort());
         env.put("QUARKUS_OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf");
         env.put("QUARKUS_OTEL_BSP_SCHEDULE_DELAY", "200ms");
-        String traceId = hex(16);
+        String traceId = Spans.hexId(16);
         byte[] traceIdBytes = HexFormat.of().parseHex(traceId);
         Process app = jar.start(env, "tracing-collector");
         try {
@@ -153,7 +153,7 @@ class TracingExportIT {
             awaitReady(base, app);
             assertEquals(200, jar.setStock(base, 30004, 5));
             HttpResponse<String> created = send(order(base, jar.token("92"), "trace-" + UUID.randomUUID(),
-                    "{\"skuId\": 30004, \"quantity\": 1}").header("traceparent", "00-" + traceId + "-" + hex(8) + "-01"));
+                    "{\"skuId\": 30004, \"quantity\": 1}").header("traceparent", "00-" + traceId + "-" + Spans.hexId(8) + "-01"));
             assertEquals(201, created.statusCode(), created.body());
 
             await().atMost(Duration.ofSeconds(20)).alias("the request's trace id at the collector")
@@ -211,11 +211,5 @@ class TracingExportIT {
             return true;
         }
         return false;
-    }
-
-    private static String hex(int bytes) {
-        byte[] random = new byte[bytes];
-        ThreadLocalRandom.current().nextBytes(random);
-        return HexFormat.of().formatHex(random);
     }
 }

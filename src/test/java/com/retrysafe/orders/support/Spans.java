@@ -1,6 +1,8 @@
 package com.retrysafe.orders.support;
 
+import java.util.HexFormat;
 import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.stream.Collectors;
 
 import jakarta.enterprise.context.ApplicationScoped;
@@ -21,6 +23,13 @@ public class Spans {
     @Singleton
     InMemorySpanExporter exporter() {
         return InMemorySpanExporter.create();
+    }
+
+    /** A random id in hex, as a trace id (16 bytes) or a span id (8) of a test's own traceparent. */
+    public static String hexId(int bytes) {
+        byte[] random = new byte[bytes];
+        ThreadLocalRandom.current().nextBytes(random);
+        return HexFormat.of().formatHex(random);
     }
 
     /** The finished spans of one trace. */

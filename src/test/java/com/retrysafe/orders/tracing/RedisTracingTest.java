@@ -36,7 +36,7 @@ class RedisTracingTest {
 
     @Test
     void theFastLayersCallsArePartOfTheRequestsTrace() {
-        String traceId = TracingTest.hex(16);
+        String traceId = Spans.hexId(16);
         String key = TestIds.key();
         long owner = TestIds.owner();
         String body = orderBody(skuWithStock(5), 1);
@@ -44,7 +44,7 @@ class RedisTracingTest {
             given()
                     .header("Authorization", "Bearer " + Tokens.user(owner))
                     .header("Idempotency-Key", key)
-                    .header("traceparent", "00-" + traceId + "-" + TracingTest.hex(8) + "-01")
+                    .header("traceparent", "00-" + traceId + "-" + Spans.hexId(8) + "-01")
                     .contentType("application/json")
                     .body(body)
                     .when().post("/api/orders")

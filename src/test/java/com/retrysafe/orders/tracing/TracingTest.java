@@ -10,11 +10,9 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 
@@ -61,8 +59,8 @@ class TracingTest {
 
     @Test
     void oneCreateIsOneTraceFromTheCallerThroughTheDatabaseToTheBroker() throws Exception {
-        String traceId = hex(16);
-        String callerSpan = hex(8);
+        String traceId = Spans.hexId(16);
+        String callerSpan = Spans.hexId(8);
         long owner = TestIds.owner();
         try (Broker broker = Broker.connect().observeEvents();
                 LogCapture log = LogCapture.of(IdempotencyService.class)) {
@@ -141,13 +139,13 @@ class TracingTest {
 
     @Test
     void aPaymentAttemptContinuesTheTraceOfTheRequestThatAcceptedIt() throws Exception {
-        String traceId = hex(16);
+        String traceId = Spans.hexId(16);
         long owner = TestIds.owner();
         long orderId = Payments.order(owner);
         Response accepted = given()
                 .header("Authorization", "Bearer " + Tokens.user(owner))
                 .header("Idempotency-Key", TestIds.key())
-                .header("traceparent", "00-" + traceId + "-" + hex(8) + "-01")
+                .header("traceparent", "00-" + traceId + "-" + Spans.hexId(8) + "-01")
                 .contentType("application/json")
                 .body(Payments.body(4300, "CNY"))
                 .when().post("/api/orders/" + orderId + "/payments");
@@ -179,8 +177,8 @@ class TracingTest {
     @Test
     void aConsumedResultMessageContinuesTheTraceInItsHeader() throws Exception {
         long paymentId = Payments.pending(4400);
-        String traceId = hex(16);
-        String senderSpan = hex(8);
+        String traceId = Spans.hexId(16);
+        String senderSpan = Spans.hexId(8);
         String messageId = "m-" + UUID.randomUUID();
         String body = "{\"messageId\": \"" + messageId + "\", \"paymentId\": " + paymentId
                 + ", \"outcome\": \"SUCCEEDED\"}";
@@ -213,11 +211,5 @@ class TracingTest {
     private static Predicate<SpanData> statement(String prefix) {
         return span -> span.getAttributes().asMap().entrySet().stream()
                 .anyMatch(e -> e.getKey().getKey().startsWith("db.") && String.valueOf(e.getValue()).contains(prefix));
-    }
-
-    static String hex(int bytes) {
-        byte[] random = new byte[bytes];
-        ThreadLocalRandom.current().nextBytes(random);
-        return HexFormat.of().formatHex(random);
     }
 }
