@@ -37,7 +37,7 @@ import io.quarkus.runtime.Startup;
 public class Admission {
 
     private final boolean enabled;
-    private final Limiter<Void> limiter;
+    private final SimpleLimiter<Void> limiter;
     private final Limit limit;
     private final AnswerTimeLimit answerTime;
     private final OverloadMetrics metrics;
@@ -78,6 +78,14 @@ public class Admission {
         metrics.admitted();
         retryAfter.admitted();
         return Optional.of(new Permit(listener.get(), metrics));
+    }
+
+    /**
+     * Whether a request arriving now would be shed: every place is taken. A look, not a verdict:
+     * nothing is taken or counted (the tracer asks before the door runs, {@link ShedRequestsUntraced}).
+     */
+    public boolean full() {
+        return enabled && limiter.getInflight() >= limiter.getLimit();
     }
 
     /** The Retry-After, in seconds, of an answer shed now. */

@@ -35,6 +35,7 @@ public class AdmissionDoor {
 
     private static final Logger LOG = Logger.getLogger(AdmissionDoor.class);
     private static final String BEARER = "Bearer ";
+    private static final String GUARDED = "/api/";
 
     private final Admission admission;
     private final OwnerLimits owners;
@@ -60,7 +61,12 @@ public class AdmissionDoor {
     }
 
     void install(@Observes Router router) {
-        router.route("/api/*").order(Integer.MIN_VALUE).handler(this::admit);
+        router.route(GUARDED + "*").order(Integer.MIN_VALUE).handler(this::admit);
+    }
+
+    /** Whether a request for {@code path} comes through this door. */
+    static boolean guards(String path) {
+        return path != null && path.startsWith(GUARDED);
     }
 
     void admit(RoutingContext context) {

@@ -9,10 +9,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+
+import jakarta.inject.Inject;
 
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -21,8 +24,13 @@ import com.retrysafe.orders.support.Api;
 import com.retrysafe.orders.support.Db;
 import com.retrysafe.orders.support.Http;
 import com.retrysafe.orders.support.Metrics;
+import com.retrysafe.orders.support.Spans;
 import com.retrysafe.orders.support.TestIds;
 import com.retrysafe.orders.support.Tokens;
+
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
+import io.opentelemetry.sdk.trace.data.SpanData;
 
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
@@ -57,6 +65,9 @@ class OverloadTest {
      * 2-core machine, and would send the second request only once the first has its answer.
      */
     private static final ExecutorService BACKGROUND = Executors.newCachedThreadPool();
+
+    @Inject
+    InMemorySpanExporter spans;
 
     private static CompletableFuture<HttpResponse<String>> createInBackground(long owner, String key, long sku) {
         return CompletableFuture.supplyAsync(
@@ -115,6 +126,42 @@ class OverloadTest {
         assertEquals(201, second.get().statusCode(), second.get().body());
         assertEquals(2, Db.count("SELECT count(*) FROM purchase_order WHERE sku_id = ?", sku));
         assertEquals(8, Db.stock(sku));
+    }
+
+    @Test
+    @DisplayName("A shed request is not traced (its span would cost more than its answer); an admitted one is")
+    void aShedRequestIsNotTracedAndAnAdmittedOneIs() throws Exception {
+        long sku = Api.skuWithStock(10);
+        String shedTrace = Spans.hexId(16);
+        CompletableFuture<HttpResponse<String>> first;
+        CompletableFuture<HttpResponse<String>> second;
+        try (Db.RowLock lock = Db.lockSku(sku)) {
+            double before = admitted();
+            first = createInBackground(TestIds.owner(), TestIds.key(), sku);
+            second = createInBackground(TestIds.owner(), TestIds.key(), sku);
+            awaitAdmitted(before, 2);
+
+            given().header("traceparent", "00-" + shedTrace + "-" + Spans.hexId(8) + "-01")
+                    .header("Idempotency-Key", TestIds.key()).contentType("application/json")
+                    .body(orderBody(sku, 1)).when().post("/api/orders")
+                    .then().statusCode(503);
+        }
+        assertEquals(201, first.get().statusCode(), first.get().body());
+        assertEquals(201, second.get().statusCode(), second.get().body());
+
+        String admittedTrace = Spans.hexId(16);
+        given().header("traceparent", "00-" + admittedTrace + "-" + Spans.hexId(8) + "-01")
+                .header("Authorization", "Bearer " + Tokens.user(TestIds.owner()))
+                .header("Idempotency-Key", TestIds.key()).contentType("application/json")
+                .body(orderBody(sku, 1)).when().post("/api/orders")
+                .then().statusCode(201);
+        // Spans are exported in the order they end: once the admitted request's server span is
+        // out, a span of the shed request, which ended before it began, would be out too.
+        await("the admitted request's server span").atMost(Duration.ofSeconds(10))
+                .until(() -> Spans.ofTrace(spans, admittedTrace).stream()
+                        .anyMatch(span -> span.getKind() == SpanKind.SERVER));
+        List<SpanData> shedSpans = Spans.ofTrace(spans, shedTrace);
+        assertEquals(0, shedSpans.size(), "the shed request's spans:" + Spans.describe(shedSpans));
     }
 
     @Test
