@@ -85,10 +85,14 @@ final class ShedRequestsUntraced implements VertxTracer<Object, Object> {
         @SuppressWarnings({ "unchecked", "rawtypes" })
         void install(@Observes StartupEvent started, Vertx vertx, Admission admission) {
             VertxTracer<?, ?> tracer = vertx instanceof VertxInternal internal ? internal.tracer() : null;
+            if (tracer == null) {
+                return; // tracing is off: no request is traced
+            }
             if (!(tracer instanceof OpenTelemetryVertxTracingFactory.VertxDelegator delegator)
                     || delegator.getDelegate() == null) {
+                // A Quarkus whose tracer is put together otherwise: shedding works, at its old cost.
                 LOG.infof("Shed requests are traced like the others: Vert.x's tracer is %s, not Quarkus's delegator",
-                        tracer);
+                        tracer.getClass().getName());
                 return;
             }
             VertxTracer current = delegator.getDelegate();
